@@ -1,0 +1,539 @@
+"""The library interface, shaped like ``bz2`` / ``lzma``.
+
+    >>> import seqzip
+    >>> data = b"abracadabra " * 50
+    >>> packed = seqzip.compress(data, model="order2", level=6)
+    >>> assert seqzip.decompress(packed) == data
+    >>> assert seqzip.decompress(packed + packed) == data + data  # concatenated streams
+
+A stream's header holds the alphabet, the length and a checksum of the whole input, so the
+compressor reads its input twice: a seekable input is scanned and rewound, anything else is first
+spooled to a temporary file (memory stays bounded; disk holds the copy).
+"""
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import tempfile
+import zlib
+from typing import IO, Any, BinaryIO, Callable, Iterator
+
+import numpy as np
+
+from . import coder
+from .container import (DEFAULT_FRAME, MAX_FRAME, NeedMoreData, StreamHeader, next_frame_symbols,
+                        pack_frame, parse_frame, parse_header)
+from .errors import CorruptError, SeqzipError, TruncatedError
+from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, check_level, config_from_bytes,
+                     config_to_bytes, create, make_config, spec_by_name)
+
+CHUNK = 1 << 16
+SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
+Progress = Callable[[int], None]
+
+
+def _check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+    return seed
+
+
+def _check_frame_size(frame_size: int) -> int:
+    if isinstance(frame_size, bool) or not isinstance(frame_size, int) \
+            or not 1 <= frame_size <= MAX_FRAME:
+        raise ValueError(f"frame_size must be an integer in [1, {MAX_FRAME}], got {frame_size!r}")
+    return frame_size
+
+
+def model_for_header(header: StreamHeader) -> Model | None:
+    """Build the model a stream was coded with, from its header alone (None for empty data).
+
+    Raises:
+        CorruptError: the stored config does not describe a valid model.
+    """
+    spec = spec_by_name(header.model)
+    try:
+        config = config_from_bytes(spec.config_class, header.config)
+    except (ValueError, TypeError) as exc:
+        raise CorruptError(f"header holds an invalid {header.model} config: {exc}") from None
+    if not header.alphabet:
+        return None
+    return create(header.model, config, alphabet_size=len(header.alphabet), seed=header.seed)
+
+
+class _SymbolMap:
+    """Bytes <-> alphabet indices for one stream."""
+
+    def __init__(self, alphabet: bytes) -> None:
+        self.to_symbol = np.zeros(256, dtype=np.uint8)
+        self.to_symbol[np.frombuffer(alphabet, dtype=np.uint8)] = np.arange(len(alphabet))
+        self.to_byte = np.frombuffer(alphabet, dtype=np.uint8).copy()
+
+    def symbols(self, data: bytes) -> np.ndarray:
+        return self.to_symbol[np.frombuffer(data, dtype=np.uint8)]
+
+    def data(self, symbols: np.ndarray) -> bytes:
+        return self.to_byte[symbols].tobytes()
+
+
+def _read_exact(src: IO[bytes], n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        part = src.read(n - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:
+    """Length, alphabet and CRC-32 of everything ``src`` yields."""
+    present = np.zeros(256, dtype=bool)
+    length, crc = 0, 0
+    while chunk := src.read(CHUNK * 16):
+        present[np.frombuffer(chunk, dtype=np.uint8)] = True
+        length += len(chunk)
+        crc = zlib.crc32(chunk, crc)
+    return length, bytes(np.flatnonzero(present).astype(np.uint8)), crc
+
+
+def _seekable(src: IO[bytes]) -> bool:
+    try:
+        return src.seekable()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
+                  level: int = DEFAULT_LEVEL, seed: int = 0, frame_size: int = DEFAULT_FRAME,
+                  config: Any = None, progress: Progress | None = None) -> int:
+    """Compress everything ``src`` yields into one stream written to ``dst``.
+
+    Memory holds one frame of input and its payload.  A non-seekable ``src`` is spooled to a
+    temporary file first.  ``config`` (a config dataclass of ``model``) overrides ``level``.
+    ``progress(n)`` is called with the number of input bytes coded after each frame.
+
+    Returns:
+        The number of bytes written.
+    Raises:
+        ValueError: unknown model, bad level, seed or frame size.
+        SeqzipError: the input changed while it was being compressed.
+    """
+    spec = spec_by_name(model)
+    if config is None:
+        config = make_config(model, level)
+    elif not isinstance(config, spec.config_class):
+        raise ValueError(f"config must be a {spec.config_class.__name__} for model {model!r}")
+    _check_seed(seed)
+    _check_frame_size(frame_size)
+    if not _seekable(src):
+        with tempfile.TemporaryFile() as spool:
+            while chunk := src.read(CHUNK * 16):
+                spool.write(chunk)
+            spool.seek(0)
+            return compress_file(spool, dst, model=model, seed=seed, frame_size=frame_size,
+                                 config=config, progress=progress)
+    start = src.tell()
+    length, alphabet, crc = _scan(src)
+    src.seek(start)
+    header = StreamHeader(model, config_to_bytes(config), seed, length, frame_size, alphabet, crc)
+    written = dst.write(header.pack()) or 0
+    written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
+    return written
+
+
+def _encode_frames(header: StreamHeader, src: IO[bytes],
+                   progress: Progress | None) -> Iterator[bytes]:
+    model = model_for_header(header)
+    symbol_map = _SymbolMap(header.alphabet)
+    done, crc = 0, 0
+    while done < header.length:
+        chunk = _read_exact(src, next_frame_symbols(header, done))
+        if len(chunk) < next_frame_symbols(header, done) or \
+                chunk.translate(None, header.alphabet):
+            raise SeqzipError("input changed while it was being compressed")
+        crc = zlib.crc32(chunk, crc)
+        yield pack_frame(len(chunk), coder.encode(model, symbol_map.symbols(chunk)))
+        done += len(chunk)
+        if progress:
+            progress(len(chunk))
+    if crc != header.crc32 or src.read(1):
+        raise SeqzipError("input changed while it was being compressed")
+
+
+def compress(data: bytes, *, model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL,
+             seed: int = 0) -> bytes:
+    """Compress ``data`` into one seqzip stream.
+
+    Args:
+        data: bytes-like input.
+        model: model family (``seqzip.models.MODELS``).
+        level: 1 (fast) ... 9 (strong).
+        seed: seed of the model's PRNG, stored in the header.
+    Raises:
+        ValueError: unknown model, bad level or seed.
+    """
+    out = io.BytesIO()
+    compress_file(io.BytesIO(memoryview(data).tobytes()), out, model=model, level=level,
+                  seed=seed)
+    return out.getvalue()
+
+
+class SeqzipDecompressor:
+    """Incremental decompressor of one stream, like ``bz2.BZ2Decompressor``.
+
+    Holds at most one frame of input and one frame of output beyond what the caller passes and
+    asks for.  After the stream ends, ``eof`` is true and ``unused_data`` holds what followed.
+
+        >>> d = SeqzipDecompressor()
+        >>> packed = compress(b"hello hello")
+        >>> d.decompress(packed[:5]) + d.decompress(packed[5:]), d.eof
+        (b'hello hello', True)
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._pending = bytearray()  # decoded output not yet returned
+        self._header: StreamHeader | None = None
+        self._model: Model | None = None
+        self._symbol_map: _SymbolMap | None = None
+        self._done = 0  # symbols decoded
+        self._frames = 0
+        self._crc = 0
+        self._eof = False
+        self.unused_data = b""
+
+    @property
+    def eof(self) -> bool:
+        """True once the end of the stream has been decoded and verified."""
+        return self._eof and not self._pending
+
+    @property
+    def needs_input(self) -> bool:
+        """False while :meth:`decompress` can return more data without new input."""
+        return not self._eof and not self._pending and not self._frame_ready()
+
+    def _frame_ready(self) -> bool:
+        if self._header is None:
+            return False
+        try:
+            parse_frame(self._buffer, 0, next_frame_symbols(self._header, self._done),
+                        self._frames)
+        except NeedMoreData:
+            return False
+        except CorruptError:
+            return True  # decompress() will raise it
+        return True
+
+    def decompress(self, data: bytes, max_length: int = -1) -> bytes:
+        """Decompress ``data``; return at most ``max_length`` bytes (all when negative).
+
+        Raises:
+            EOFError: called again after the end of the stream.
+            NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
+        """
+        if self.eof:
+            raise EOFError("end of stream already reached")
+        if self._eof:
+            self.unused_data += bytes(data)  # input after the end, while output is pending
+        else:
+            self._buffer += data
+        limit = max_length if max_length >= 0 else None
+        while not self._eof:
+            # The header and the end-of-stream check produce no output: do them even when the
+            # caller asked for no bytes; decode a frame only while more output is wanted.
+            if self._header is not None and limit is not None and len(self._pending) >= limit:
+                break
+            if not self._advance():
+                break
+        if self._eof and self._buffer:
+            self.unused_data = bytes(self._buffer)
+            self._buffer.clear()
+        take = len(self._pending) if limit is None else min(limit, len(self._pending))
+        out = bytes(self._pending[:take])
+        del self._pending[:take]
+        return out
+
+    def _advance(self) -> bool:
+        """Parse the header or decode one frame; False when more input is needed."""
+        try:
+            if self._header is None:
+                header, used = parse_header(self._buffer)
+                self._model = model_for_header(header)
+                self._symbol_map = _SymbolMap(header.alphabet)
+                self._header = header
+            else:
+                expected = next_frame_symbols(self._header, self._done)
+                payload, used = parse_frame(self._buffer, 0, expected, self._frames)
+                symbols = coder.decode(self._model, payload, expected)
+                chunk = self._symbol_map.data(symbols)
+                self._crc = zlib.crc32(chunk, self._crc)
+                self._pending += chunk
+                self._done += expected
+                self._frames += 1
+        except NeedMoreData:
+            return False
+        del self._buffer[:used]
+        if self._done == self._header.length:
+            if self._crc != self._header.crc32:
+                raise CorruptError("checksum of the decompressed data does not match (corrupt "
+                                   "stream)")
+            self._eof = True
+        return True
+
+    @property
+    def header(self) -> StreamHeader | None:
+        """The stream header, once parsed."""
+        return self._header
+
+
+def decompress(data: bytes) -> bytes:
+    """Decompress ``data``: one or more concatenated seqzip streams.
+
+    Raises:
+        TruncatedError (also an EOFError): the data ends inside a stream.
+        NotSeqzipError: not a seqzip stream (also for bytes trailing after a stream).
+        UnsupportedVersionError, CorruptError: see :mod:`seqzip.errors`.
+    """
+    data = memoryview(data).tobytes()
+    results = []
+    while data:
+        d = SeqzipDecompressor()
+        results.append(d.decompress(data))
+        if not d.eof:
+            raise TruncatedError("compressed data ended before the end of the stream")
+        data = d.unused_data
+    return b"".join(results)
+
+
+class SeqzipCompressor:
+    """Incremental compressor, like ``bz2.BZ2Compressor``.
+
+    The header needs the alphabet, length and checksum of the whole input, so ``compress()``
+    spools its input (in memory up to 8 MiB, then in a temporary file) and returns ``b""``;
+    ``flush()`` codes the stream and returns it.  To keep the output out of memory too, use
+    :func:`seqzip.open` or :func:`compress_file`, which write frames as they are made.
+
+        >>> c = SeqzipCompressor(model="order2", level=6)
+        >>> c.compress(b"hello "), c.compress(b"world")
+        (b'', b'')
+        >>> decompress(c.flush())
+        b'hello world'
+    """
+
+    def __init__(self, *, model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL,
+                 seed: int = 0) -> None:
+        self._config = make_config(model, level)  # validates model and level now
+        self._model = model
+        self._seed = _check_seed(seed)
+        self._spool: IO[bytes] | None = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
+
+    def compress(self, data: bytes) -> bytes:
+        if self._spool is None:
+            raise ValueError("compressor has been flushed")
+        self._spool.write(data)
+        return b""
+
+    def flush_to(self, dst: IO[bytes], progress: Progress | None = None) -> int:
+        """Finish the stream, writing it to ``dst``; return the bytes written."""
+        if self._spool is None:
+            raise ValueError("repeated call to flush()")
+        spool, self._spool = self._spool, None
+        with spool:
+            spool.seek(0)
+            return compress_file(spool, dst, model=self._model, seed=self._seed,
+                                 config=self._config, progress=progress)
+
+    def flush(self) -> bytes:
+        """Finish the stream and return it."""
+        out = io.BytesIO()
+        self.flush_to(out)
+        return out.getvalue()
+
+
+class _DecompressReader(io.RawIOBase):
+    """Raw reader over concatenated streams in a binary file object."""
+
+    def __init__(self, fp: IO[bytes]) -> None:
+        self._fp = fp
+        self._decompressor = SeqzipDecompressor()
+        self._started = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        with memoryview(buffer) as view, view.cast("B") as out:
+            data = self.read(len(out))
+            out[:len(data)] = data
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0:
+            return self.readall()
+        if size == 0:
+            return b""
+        while True:
+            if self._decompressor.eof:
+                rest = self._decompressor.unused_data or self._fp.read(CHUNK)
+                if not rest:
+                    return b""
+                self._decompressor = SeqzipDecompressor()
+                data = rest
+            elif self._decompressor.needs_input:
+                data = self._fp.read(CHUNK)
+                if not data:
+                    if not self._started:
+                        return b""  # an empty file holds no stream, as with bz2
+                    raise TruncatedError("compressed data ended before the end of the stream")
+            else:
+                data = b""
+            self._started = True
+            out = self._decompressor.decompress(data, size)
+            if out:
+                return out
+
+
+class SeqzipFile(io.BufferedIOBase):
+    """A seqzip file opened for reading or writing, like ``bz2.BZ2File``.
+
+    Reading decodes concatenated streams frame by frame; writing spools the input and codes it
+    into one stream on ``close()``.  Mode ``"a"`` appends a new stream.
+    """
+
+    def __init__(self, filename: str | bytes | os.PathLike | BinaryIO, mode: str = "r", *,
+                 model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL, seed: int = 0) -> None:
+        if mode not in ("r", "rb", "w", "wb", "x", "xb", "a", "ab"):
+            raise ValueError(f"invalid mode {mode!r}")
+        self._reading = mode.startswith("r")
+        self._compressor = None if self._reading else SeqzipCompressor(model=model, level=level,
+                                                                       seed=seed)
+        if isinstance(filename, (str, bytes, os.PathLike)):
+            self._fp = builtins.open(filename, mode[0] + "b")
+            self._close_fp = True
+        elif hasattr(filename, "read") or hasattr(filename, "write"):
+            self._fp = filename
+            self._close_fp = False
+        else:
+            raise TypeError("filename must be a str, bytes, path or file object")
+        self._buffer = io.BufferedReader(_DecompressReader(self._fp)) if self._reading else None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._compressor is not None:
+                self._compressor.flush_to(self._fp)
+        finally:
+            self._closed = True
+            if self._close_fp:
+                self._fp.close()
+
+    def _check(self, reading: bool) -> None:
+        if self._closed:
+            raise ValueError("I/O operation on closed file")
+        if reading != self._reading:
+            raise io.UnsupportedOperation("file not open for " + ("reading" if reading else
+                                                                  "writing"))
+
+    def readable(self) -> bool:
+        return not self._closed and self._reading
+
+    def writable(self) -> bool:
+        return not self._closed and not self._reading
+
+    def seekable(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._fp.fileno()
+
+    def read(self, size: int | None = -1) -> bytes:
+        self._check(True)
+        return self._buffer.read(-1 if size is None else size)
+
+    def read1(self, size: int = -1) -> bytes:
+        self._check(True)
+        return self._buffer.read1(size)
+
+    def readinto(self, b: Any) -> int:
+        self._check(True)
+        return self._buffer.readinto(b)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        self._check(True)
+        return self._buffer.readline(-1 if size is None else size)
+
+    def peek(self, n: int = 0) -> bytes:
+        self._check(True)
+        return self._buffer.peek(n)
+
+    def write(self, data: Any) -> int:
+        self._check(False)
+        data = memoryview(data).cast("B")
+        self._compressor.compress(data)
+        return len(data)
+
+
+def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb", *,
+         model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL, seed: int = 0,
+         encoding: str | None = None, errors: str | None = None,
+         newline: str | None = None) -> SeqzipFile | io.TextIOWrapper:
+    """Open a seqzip file in binary (``"rb"``, ``"wb"``, ``"xb"``, ``"ab"``) or text mode (the
+    same with ``"t"``), like ``bz2.open``.
+
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.sqz")
+        >>> with open(path, "wt", encoding="utf-8") as f:
+        ...     _ = f.write("line one\\nline two\\n")
+        >>> with open(path, "rt", encoding="utf-8") as f:
+        ...     f.readlines()
+        ['line one\\n', 'line two\\n']
+    """
+    if "t" in mode:
+        if "b" in mode:
+            raise ValueError(f"invalid mode {mode!r}")
+    else:
+        if encoding is not None or errors is not None or newline is not None:
+            raise ValueError("encoding, errors and newline are for text mode only")
+    binary = SeqzipFile(filename, mode.replace("t", ""), model=model, level=check_level(level),
+                        seed=seed)
+    if "t" in mode:
+        return io.TextIOWrapper(binary, encoding=io.text_encoding(encoding), errors=errors,
+                                newline=newline)
+    return binary
+
+
+def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None) -> int:
+    """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
+
+    ``progress(n)`` is called with the number of compressed bytes read.
+
+    Raises:
+        TruncatedError: ``src`` is empty or ends inside a stream.
+        NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
+    """
+    reader = _DecompressReader(_CountingReader(src, progress) if progress else src)
+    written = 0
+    while chunk := reader.read(CHUNK * 16):
+        written += dst.write(chunk) or 0
+    if not reader._started:
+        raise TruncatedError("empty input: not a seqzip stream")
+    return written
+
+
+class _CountingReader:
+    def __init__(self, src: IO[bytes], progress: Progress) -> None:
+        self._src, self._progress = src, progress
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._src.read(n)
+        self._progress(len(data))
+        return data

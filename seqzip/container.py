@@ -1,0 +1,164 @@
+"""The .sqz container: stream header and frames.
+
+A stream is a header followed by frames; streams may be concatenated.  All integers are
+little-endian.
+
+Header (``VERSION`` 1)::
+
+    magic        4  b"\\xb7SQZ"
+    version      1  format version
+    model_id     1  model family (see seqzip.models)
+    config_len   2  length of the model config, at most MAX_CONFIG_BYTES
+    config       *  the model's frozen config as canonical JSON
+    seed         8  seed of the model's PRNG
+    length       8  length of the original data in bytes, at most MAX_LENGTH
+    frame_size   4  symbols per frame (every frame but the last is full), at most MAX_FRAME
+    alphabet    32  256-bit map of the byte values present (bit b of byte b//8)
+    crc32        4  CRC-32 of the original data
+    header_crc   4  CRC-32 of every header byte before it
+
+Frame, repeated until ``length`` symbols are coded::
+
+    n_symbols    4  symbols in this frame, min(frame_size, remaining)
+    payload_len  4  payload bytes, a multiple of 4, bounded by the coder's worst case
+    frame_crc    4  CRC-32 of n_symbols, payload_len and the payload
+    payload      *  range coder words
+
+Every field is checked before it is used, so no allocation is ever sized by an unchecked field.
+
+    >>> h = StreamHeader("order2", b'{"a":1}', seed=7, length=3, frame_size=16,
+    ...                  alphabet=b"abc", crc32=0)
+    >>> packed = h.pack()
+    >>> parse_header(packed) == (h, len(packed))
+    True
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from .coder import max_payload_bytes
+from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
+from .models import spec_by_id, spec_by_name
+
+MAGIC = b"\xb7SQZ"
+VERSION = 1
+MAX_CONFIG_BYTES = 4096
+MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
+MAX_FRAME = 1 << 24
+DEFAULT_FRAME = 1 << 20
+
+_FIXED = struct.Struct("<4sBBH")  # magic, version, model_id, config_len
+_TAIL = struct.Struct("<QQI32sI")  # seed, length, frame_size, alphabet, crc32
+_CRC = struct.Struct("<I")
+FRAME_HEAD = struct.Struct("<III")  # n_symbols, payload_len, frame_crc
+
+
+class NeedMoreData(Exception):
+    """Internal: the buffer ends inside a header or frame (not an error while streaming)."""
+
+
+@dataclass(frozen=True)
+class StreamHeader:
+    model: str  # model family name
+    config: bytes  # canonical JSON of the model config
+    seed: int
+    length: int  # bytes of original data
+    frame_size: int  # symbols per frame
+    alphabet: bytes  # the byte values present, sorted
+    crc32: int  # CRC-32 of the original data
+
+    def pack(self) -> bytes:
+        bitmap = bytearray(32)
+        for b in self.alphabet:
+            bitmap[b >> 3] |= 1 << (b & 7)
+        head = (_FIXED.pack(MAGIC, VERSION, spec_by_name(self.model).model_id, len(self.config))
+                + self.config
+                + _TAIL.pack(self.seed, self.length, self.frame_size, bytes(bitmap), self.crc32))
+        return head + _CRC.pack(zlib.crc32(head))
+
+
+def _alphabet_from_bitmap(bitmap: bytes) -> bytes:
+    return bytes(b for b in range(256) if bitmap[b >> 3] >> (b & 7) & 1)
+
+
+def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader, int]:
+    """Parse a stream header at ``buf[offset:]``; return it and the offset just past it.
+
+    Works on offsets and copies, never on views, so the caller may grow ``buf`` afterwards.
+
+    Raises:
+        NeedMoreData: ``buf`` ends inside the header (the caller decides if that is truncation).
+        NotSeqzipError: bad magic.
+        UnsupportedVersionError: a format version this build does not read.
+        CorruptError: header checksum mismatch or an impossible field.
+    """
+    available = len(buf) - offset
+    start = bytes(buf[offset:offset + len(MAGIC)])
+    if start != MAGIC[:len(start)]:
+        raise NotSeqzipError("not a seqzip stream (bad magic bytes)")
+    if available < _FIXED.size:
+        raise NeedMoreData
+    _, version, model_id, config_len = _FIXED.unpack_from(buf, offset)
+    if version != VERSION:
+        raise UnsupportedVersionError(
+            f"stream has format version {version}; this seqzip reads version {VERSION}")
+    if config_len > MAX_CONFIG_BYTES:
+        raise CorruptError(f"header declares a {config_len}-byte model config (corrupt header)")
+    end = _FIXED.size + config_len + _TAIL.size
+    if available < end + _CRC.size:
+        raise NeedMoreData
+    (header_crc,) = _CRC.unpack_from(buf, offset + end)
+    if zlib.crc32(bytes(buf[offset:offset + end])) != header_crc:
+        raise CorruptError("header checksum mismatch (corrupt header)")
+    spec = spec_by_id(model_id)
+    if spec is None:
+        raise CorruptError(f"unknown model id {model_id} in header")
+    config = bytes(buf[offset + _FIXED.size:offset + _FIXED.size + config_len])
+    seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, offset + _FIXED.size
+                                                              + config_len)
+    if length > MAX_LENGTH:
+        raise CorruptError(f"header declares an absurd length of {length} bytes")
+    if not 1 <= frame_size <= MAX_FRAME:
+        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
+    alphabet = _alphabet_from_bitmap(bitmap)
+    if (length == 0) != (len(alphabet) == 0):
+        raise CorruptError("header alphabet does not match its length")
+    header = StreamHeader(spec.name, config, seed, length, frame_size, alphabet, crc)
+    return header, offset + end + _CRC.size
+
+
+def next_frame_symbols(header: StreamHeader, done: int) -> int:
+    """Symbols in the next frame after ``done`` symbols: every frame but the last is full."""
+    return min(header.frame_size, header.length - done)
+
+
+def pack_frame(n_symbols: int, payload: bytes) -> bytes:
+    head = struct.pack("<II", n_symbols, len(payload))
+    return head + _CRC.pack(zlib.crc32(payload, zlib.crc32(head))) + payload
+
+
+def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
+                index: int) -> tuple[bytes, int]:
+    """Check the frame at ``buf[offset:]``; return a copy of its payload and the offset past it.
+
+    Raises:
+        NeedMoreData: ``buf`` ends inside the frame.
+        CorruptError: wrong symbol count, impossible payload length, or checksum mismatch.
+    """
+    if len(buf) - offset < FRAME_HEAD.size:
+        raise NeedMoreData
+    n_symbols, payload_len, frame_crc = FRAME_HEAD.unpack_from(buf, offset)
+    if n_symbols != expected_symbols:
+        raise CorruptError(
+            f"frame {index} declares {n_symbols} symbols, expected {expected_symbols}")
+    if payload_len % 4 or payload_len > max_payload_bytes(n_symbols):
+        raise CorruptError(f"frame {index} declares an impossible payload of {payload_len} bytes")
+    start = offset + FRAME_HEAD.size
+    if len(buf) < start + payload_len:
+        raise NeedMoreData
+    payload = bytes(buf[start:start + payload_len])
+    if zlib.crc32(payload, zlib.crc32(bytes(buf[offset:offset + 8]))) != frame_crc:
+        raise CorruptError(f"frame {index} checksum mismatch (corrupt data)")
+    return payload, start + payload_len

@@ -1,0 +1,80 @@
+"""Reading .sqz headers and frame sizes without decoding (``seqzip info``).
+
+    >>> import io, seqzip
+    >>> report = describe_file(io.BytesIO(seqzip.compress(b"abcabcabc")), "x.sqz")
+    >>> report["original_bytes"], report["streams"][0]["alphabet_size"]
+    (9, 3)
+"""
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from .container import FRAME_HEAD, NeedMoreData, next_frame_symbols, parse_frame, parse_header
+from .errors import TruncatedError
+
+_READ = 1 << 16
+
+
+class _Buffer:
+    """Reads from ``src`` on demand so that a header or frame can be parsed whole."""
+
+    def __init__(self, src: IO[bytes]) -> None:
+        self.src, self.data, self.eof = src, bytearray(), False
+
+    def more(self) -> None:
+        chunk = self.src.read(_READ)
+        if not chunk:
+            self.eof = True
+        self.data += chunk
+
+
+def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
+    """Header fields and sizes of every stream in ``src``, checking frame checksums.
+
+    Raises:
+        TruncatedError, NotSeqzipError, UnsupportedVersionError, CorruptError.
+    """
+    buf = _Buffer(src)
+    streams = []
+    buf.more()
+    if not buf.data:
+        raise TruncatedError("empty input: not a seqzip stream")
+    while buf.data:
+        streams.append(_describe_stream(buf))
+        if not buf.data:
+            buf.more()
+    original = sum(s["length"] for s in streams)
+    compressed = sum(s["compressed_bytes"] for s in streams)
+    return {"file": name, "compressed_bytes": compressed, "original_bytes": original,
+            "bits_per_character": 8 * compressed / original if original else 0.0,
+            "streams": streams}
+
+
+def _parse(buf: _Buffer, parse, *args):
+    while True:
+        try:
+            return parse(buf.data, 0, *args)
+        except NeedMoreData:
+            if buf.eof:
+                raise TruncatedError("compressed data ended before the end of the stream")
+            buf.more()
+
+
+def _describe_stream(buf: _Buffer) -> dict[str, Any]:
+    header, used = _parse(buf, parse_header)
+    del buf.data[:used]
+    size, done, frames = used, 0, 0
+    while done < header.length:
+        expected = next_frame_symbols(header, done)
+        payload, used = _parse(buf, parse_frame, expected, frames)
+        del buf.data[:used]
+        size += FRAME_HEAD.size + len(payload)
+        done += expected
+        frames += 1
+    return {"model": header.model, "config": json.loads(header.config), "seed": header.seed,
+            "length": header.length, "alphabet_size": len(header.alphabet),
+            "frame_size": header.frame_size, "frames": frames, "crc32": header.crc32,
+            "compressed_bytes": size,
+            "ratio": size / header.length if header.length else 0.0,
+            "bits_per_character": 8 * size / header.length if header.length else 0.0}

@@ -1,0 +1,86 @@
+"""Model families and their registry.
+
+Each family has a name (used by ``--model``), a one-byte id stored in the stream header, a
+frozen config dataclass with ``for_level(level)``, and a class built from
+``(config, alphabet_size, seed)``.  The id and the config's serialisation are part of the file
+format: never reuse or renumber an id.
+
+    >>> spec = MODELS["order2"]
+    >>> spec.model_id, spec.config_class.for_level(6).order
+    (1, 2)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .base import Model, config_from_bytes, config_to_bytes
+from .order2 import Order2Config, Order2Model
+
+DEFAULT_MODEL = "order2"
+LEVELS = range(1, 10)
+DEFAULT_LEVEL = 6
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    model_id: int  # stored in the header; part of the format
+    config_class: type
+    factory: Callable[..., Model]
+    summary: str
+
+
+MODELS: dict[str, ModelSpec] = {}
+
+
+def register(spec: ModelSpec) -> None:
+    if spec.name in MODELS or any(s.model_id == spec.model_id for s in MODELS.values()):
+        raise RuntimeError(f"model {spec.name!r} or id {spec.model_id} registered twice")
+    MODELS[spec.name] = spec
+
+
+register(ModelSpec("order2", 1, Order2Config, Order2Model,
+                   "adaptive order-2 context model blended to orders 1 and 0"))
+
+
+
+
+
+def spec_by_name(name: str) -> ModelSpec:
+    """Raises ``ValueError`` naming the known models when ``name`` is unknown."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(sorted(MODELS))}") from None
+
+
+def spec_by_id(model_id: int) -> ModelSpec | None:
+    for spec in MODELS.values():
+        if spec.model_id == model_id:
+            return spec
+    return None
+
+
+def check_level(level: int) -> int:
+    if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
+        raise ValueError(f"level must be an integer from 1 to 9, got {level!r}")
+    return level
+
+
+def make_config(name: str, level: int = DEFAULT_LEVEL) -> Any:
+    """The config of model ``name`` at ``level`` (1 fast ... 9 strong)."""
+    return spec_by_name(name).config_class.for_level(check_level(level))
+
+
+def create(name: str, config: Any | None, *, alphabet_size: int, seed: int) -> Model:
+    """Build model ``name`` (its level-6 config when ``config`` is None)."""
+    spec = spec_by_name(name)
+    if config is None:
+        config = spec.config_class.for_level(DEFAULT_LEVEL)
+    return spec.factory(config, alphabet_size, seed)
+
+
+__all__ = ["MODELS", "ModelSpec", "Model", "DEFAULT_MODEL", "DEFAULT_LEVEL", "LEVELS",
+           "spec_by_name", "spec_by_id", "make_config", "create", "check_level",
+           "config_to_bytes", "config_from_bytes"]

@@ -1,0 +1,78 @@
+"""The model protocol shared by every model family, and config (de)serialisation.
+
+A model predicts a distribution over the file's alphabet (indices 0..A-1), then learns the
+symbol that came.  It is fully determined by ``(config, alphabet_size, seed)``: the decoder
+rebuilds it from the stream header and replays every step.
+
+    >>> from seqzip.models import create
+    >>> m = create("order2", None, alphabet_size=4, seed=0)
+    >>> p = m.predict(); m.update(2)
+    >>> p.dtype.name, p.shape
+    ('float64', (4,))
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+C = TypeVar("C")
+
+
+class Model(Protocol):
+    """What the coder needs of a model."""
+
+    alphabet_size: int
+
+    def predict(self) -> np.ndarray:
+        """Next-symbol probabilities: float64, C-contiguous, shape (alphabet_size,).
+
+        The array may be a view into the model's buffer, valid until the next ``update``.
+        """
+
+    def update(self, symbol: int) -> None:
+        """Learn that ``symbol`` came next."""
+
+
+def config_to_bytes(config: Any) -> bytes:
+    """Canonical serialisation of a frozen config dataclass (sorted, compact JSON)."""
+    fields = dataclasses.asdict(config)
+    return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("ascii")
+
+
+def config_from_bytes(cls: type[C], data: bytes) -> C:
+    """Rebuild a config from :func:`config_to_bytes` output.
+
+    Raises:
+        ValueError: not JSON, unknown or missing fields, wrong types, or values the config
+            rejects.  The container turns this into a ``CorruptError``.
+    """
+    try:
+        fields = json.loads(data.decode("ascii"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"model config is not valid JSON: {exc}") from None
+    if not isinstance(fields, dict):
+        raise ValueError("model config is not a JSON object")
+    expected = {f.name: f for f in dataclasses.fields(cls)}
+    if set(fields) != set(expected):
+        unknown = sorted(set(fields) - set(expected))
+        missing = sorted(set(expected) - set(fields))
+        raise ValueError(f"model config fields differ (unknown {unknown}, missing {missing})")
+    for name, value in fields.items():
+        want = type(getattr(cls(), name))
+        # JSON has one number type: accept ints where floats are expected, never bools.
+        ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            fields[name] = float(value)
+            ok = True
+        if not ok:
+            raise ValueError(f"model config field {name!r} has type {type(value).__name__}")
+    return cls(**fields)
+
+
+def check_range(name: str, value: float, low: float, high: float) -> None:
+    """Raise ``ValueError`` unless ``low <= value <= high``."""
+    if not (low <= value <= high):
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")

@@ -1,0 +1,40 @@
+"""Build of seqzip's Cython core.
+
+Determinism is part of the file format (SPEC section 2): the core is compiled without fast-math
+and without -march=native, and with -ffp-contract=off so that no a*b+c is fused into an FMA on
+one build and not on another.  SEQZIP_OPT overrides the optimisation level (e.g. ``-O0``) so
+the tests can build a second core and check that streams cross between builds.
+"""
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+OPT = os.environ.get("SEQZIP_OPT", "-O2")
+DEBUG = os.environ.get("SEQZIP_DEBUG", "") == "1"
+COMPILE_ARGS = [OPT, "-ffp-contract=off", "-fno-strict-aliasing"]
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+MODULES = ["_core", "_ctw"]
+
+extensions = [
+    Extension(
+        f"seqzip.{name}",
+        [f"seqzip/{name}.pyx"],
+        include_dirs=[numpy.get_include()],
+        extra_compile_args=COMPILE_ARGS,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for name in MODULES
+    if os.path.exists(f"seqzip/{name}.pyx")
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
