@@ -37,8 +37,9 @@ def o0_build(tmp_path_factory):
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "setup.py", root / "setup.py")
     env = dict(os.environ, SEQZIP_OPT="-O0")
-    subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=root, env=env,
-                   check=True, capture_output=True)
+    build = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=root,
+                           env=env, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
     built = sorted((root / "seqzip").glob("_core*.so"))
     installed = sorted(pathlib.Path(seqzip.__file__).parent.glob("_core*.so"))
     assert built and installed and built[0].read_bytes() != installed[0].read_bytes()
