@@ -310,7 +310,11 @@ def _format_info(report: dict) -> str:
               help="Comma-separated models to run (default: all registered).")
 @level_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def bench(files, model_names, level, as_json) -> int:
+@click.option("--train", "train_path", type=click.Path(exists=True, dir_okay=False),
+              help="Score --validation after this training file: bits(train+valid) - "
+                   "bits(train), for every model and baseline.")
+@click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False))
+def bench(files, model_names, level, as_json, train_path, validation_path) -> int:
     """Bits per character and speed of each model and of bzip2 -9, side by side.
 
     With no FILES, runs on built-in generated data.
@@ -318,6 +322,22 @@ def bench(files, model_names, level, as_json) -> int:
     from . import bench as bench_module
 
     names = [m.strip() for m in model_names.split(",")] if model_names else None
+    if (train_path is None) != (validation_path is None):
+        raise click.UsageError("--train and --validation go together")
+    if train_path is not None:
+        if files:
+            raise click.UsageError("FILES cannot be combined with --train/--validation")
+        with open(train_path, "rb") as f:
+            train = f.read()
+        with open(validation_path, "rb") as f:
+            validation = f.read()
+        try:
+            rows = bench_module.run_validation(train, validation, models=names, level=level)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        click.echo(json.dumps(rows, indent=2) if as_json else
+                   bench_module.format_validation_table(rows))
+        return 0
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level,
                                 progress=None if as_json else

@@ -48,3 +48,74 @@ class Order2Reference:
             if c[symbol] >= self.limit:
                 c //= 2
         self.history.append(symbol)
+
+
+class CTWReference:
+    """CTW computed from its recursive definition with exact fractions (tiny inputs only).
+
+    For each decision node n of the binary decomposition, the bits coded at n are grouped by
+    their context (the previous ``depth`` symbols; before the start of the data the context is
+    padded with a start marker, -1).  The block probability is
+    Pw(s) = Pe(s) at depth D, else Pe(s)/2 + prod_c Pw(s c)/2, with Pe the KT (or zero-redundancy)
+    block estimate; the next-symbol probability is the ratio of the products of root Pw's with
+    and without the candidate symbol, normalised over the alphabet.
+    """
+
+    def __init__(self, alphabet_size: int, depth: int, alpha: float = 0.5,
+                 zero_redundancy: bool = False) -> None:
+        from fractions import Fraction
+
+        self.F = Fraction
+        self.A, self.D = alphabet_size, depth
+        self.alpha = Fraction(alpha)
+        self.zr = zero_redundancy
+        self.bits = max(1, (alphabet_size - 1).bit_length()) if alphabet_size > 1 else 0
+        self.history: list[int] = []
+
+    def _pe(self, zeros: int, ones: int):
+        F, a = self.F, self.alpha
+        p = F(1)
+        for i in range(zeros):
+            p *= (i + a) / (i + 2 * a)
+        for j in range(ones):
+            p *= (j + a) / (zeros + j + 2 * a)
+        if self.zr and zeros + ones > 0:
+            p = p / 2 + F(int(ones == 0), 4) + F(int(zeros == 0), 4)
+        return p
+
+    def _pw(self, coded: list[tuple[tuple[int, ...], int]], d: int):
+        zeros = sum(1 for _, bit in coded if bit == 0)
+        pe = self._pe(zeros, len(coded) - zeros)
+        if d == self.D:
+            return pe
+        children: dict[int, list] = {}
+        for context, bit in coded:
+            children.setdefault(context[d], []).append((context, bit))
+        product = self.F(1)
+        for group in children.values():
+            product *= self._pw(group, d + 1)
+        return pe / 2 + product / 2
+
+    def _root_product(self, sequence: list[int]):
+        per_node: dict[int, list] = {}
+        for t, symbol in enumerate(sequence):
+            past = sequence[:t][::-1] + [-1] * self.D
+            context = tuple(past[:self.D])
+            node = 1
+            for k in range(self.bits):
+                bit = (symbol >> (self.bits - 1 - k)) & 1
+                per_node.setdefault(node, []).append((context, bit))
+                node = 2 * node + bit
+        product = self.F(1)
+        for coded in per_node.values():
+            product *= self._pw(coded, 0)
+        return product
+
+    def predict(self) -> np.ndarray:
+        base = self._root_product(self.history)
+        joint = [self._root_product(self.history + [x]) / base for x in range(self.A)]
+        total = sum(joint)
+        return np.array([float(p / total) for p in joint])
+
+    def update(self, symbol: int) -> None:
+        self.history.append(symbol)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .base import Model, config_from_bytes, config_to_bytes
+from .ctw import CTWConfig, CTWModel
 from .order2 import Order2Config, Order2Model
 
 DEFAULT_MODEL = "order2"
@@ -42,6 +43,8 @@ def register(spec: ModelSpec) -> None:
 
 register(ModelSpec("order2", 1, Order2Config, Order2Model,
                    "adaptive order-2 context model blended to orders 1 and 0"))
+register(ModelSpec("ctw", 2, CTWConfig, CTWModel,
+                   "context-tree weighting over bytes, binary decomposition, KT estimators"))
 
 
 

@@ -1,0 +1,510 @@
+# cython: language_level=3
+"""Context-tree weighting over symbols by binary decomposition (Willems, Shtarkov, Tjalkens).
+
+Each symbol (an alphabet index) is written as B = ceil(log2 A) bits, most significant first; the
+bits are the decisions of a binary decomposition tree whose internal nodes are numbered 1..2^B-1
+(root 1, children 2n and 2n+1).  Every decision node has its own binary CTW over the context of
+the previous D symbols.
+
+Storage.  The context tree is a real tree over symbols: node 0 is the empty context and the
+child of node s for symbol c is the context s extended one symbol further into the past, found
+in an exact open-addressing hash map keyed by (s, c).  Each context node owns a block of
+*entries*, one per decision node that has ever been coded in that context: KT counts and the
+ratio beta = Pe(s) / prod Pw(children).  A decision node never coded in a context is fresh, and
+a fresh subtree's weighted probability of either bit is exactly 1/2; so a prediction touches only
+the entries that exist.  Nothing is hashed lossily: predictions equal the textbook recursion.
+
+Arithmetic.  Only + - * / on float64, in a fixed order (SPEC section 2).  beta is clamped to
+[2^-600, 2^600] so that nothing overflows or underflows on any input length; at that range the
+weighting is already saturated.
+
+Memory.  Entries and context nodes come from pools capped by ``memory_bytes``; when a pool is
+full the policy is either ``freeze`` (stop adding contexts, keep updating the existing ones) or
+``reset`` (start over with an empty tree).  Both sides make the same choice at the same symbol.
+
+    >>> k = CTWKernel(4, 3, 0.5, 0, 255, 1 << 20, 0)
+    >>> p = k.predict(); k.update(2)
+    >>> abs(float(k.predict().sum()) - 1.0) < 1e-12
+    True
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memcpy
+
+cnp.import_array()
+
+cdef enum:
+    MAX_DEPTH = 32
+    N_CLASSES = 9            # block capacities 1, 2, 4, ..., 256 entries
+
+cdef uint32_t EMPTY = 0xFFFFFFFFu
+
+cdef double BETA_MAX = 2.0 ** 600
+cdef double BETA_MIN = 2.0 ** -600
+
+
+cdef struct Entry:
+    double beta              # Pe(s) / (Pw of the children), the weighting ratio
+    uint16_t count0          # zeros seen by this decision node in this context
+    uint16_t count1          # ones seen
+    uint8_t node             # decision node id, 1 .. 2^B - 1
+
+
+cdef class CTWKernel:
+    """Byte-context CTW; ``predict()`` gives the full distribution over the alphabet.
+
+    Args:
+        alphabet_size: A, 1..256.
+        depth: D, context length in symbols, 0..32.
+        alpha: estimator parameter; 0.5 is Krichevsky-Trofimov.
+        zero_redundancy: 1 to use Willems' zero-redundancy estimator built on it.
+        count_limit: both counts of an entry are halved when their sum reaches this.
+        memory_bytes: budget for the context tree.
+        reset_when_full: 1 = reset policy, 0 = freeze policy.
+    """
+    cdef readonly Py_ssize_t alphabet_size
+    cdef readonly int depth, bits, zero_redundancy, reset_when_full
+    cdef readonly double alpha
+    cdef uint32_t count_limit
+    # entry pool, with per-capacity-class free lists
+    cdef Entry* entries
+    cdef uint32_t entries_used, entries_cap, entries_max
+    cdef uint32_t* free_lists[N_CLASSES]
+    cdef uint32_t free_count[N_CLASSES]
+    cdef uint32_t free_cap[N_CLASSES]
+    # context nodes
+    cdef uint32_t* node_block
+    cdef uint16_t* node_count
+    cdef uint8_t* node_class
+    cdef uint32_t nodes_used, nodes_cap, nodes_max
+    # child map: key = parent * 256 + symbol + 1 (0 = empty slot)
+    cdef uint64_t* child_keys
+    cdef uint32_t* child_vals
+    cdef uint64_t child_mask, slots_max
+    cdef uint32_t child_used
+    # history and per-symbol work arrays
+    cdef int64_t n_seen
+    cdef int history[MAX_DEPTH]
+    cdef uint32_t path[MAX_DEPTH + 1]         # context node per depth for the next symbol
+    cdef int path_len                          # depths 0 .. path_len - 1 exist
+    cdef double q[256]                         # P(bit = 1) at each decision node, weighted
+    cdef double leaf[512]
+    cdef uint32_t where[MAX_DEPTH + 1][256]    # entry index of (depth, decision node)
+    cdef uint64_t stamp[MAX_DEPTH + 1][256]    # valid when == tick
+    cdef uint64_t tick
+    cdef bint predicted
+    cdef double kt_det[65536]                   # Pe of a one-sided run of length a (ZR only)
+    cdef readonly uint64_t resets
+    cdef double[::1] probs
+
+    def __cinit__(self, Py_ssize_t alphabet_size, int depth, double alpha, int zero_redundancy,
+                  uint32_t count_limit, uint64_t memory_bytes, int reset_when_full):
+        cdef int i
+        if alphabet_size < 1 or alphabet_size > 256:
+            raise ValueError("alphabet_size must be in 1..256")
+        if depth < 0 or depth > MAX_DEPTH:
+            raise ValueError(f"depth must be in 0..{MAX_DEPTH}")
+        if not (alpha > 0.0 and alpha <= 16.0):
+            raise ValueError("alpha must be in (0, 16]")
+        if count_limit < 2 or count_limit > 65535:
+            raise ValueError("count_limit must be in 2..65535")
+        if memory_bytes < (1 << 16):
+            raise ValueError("memory budget must be at least 64 KiB")
+        self.alphabet_size = alphabet_size
+        self.depth = depth
+        self.alpha = alpha
+        self.zero_redundancy = zero_redundancy
+        self.count_limit = count_limit
+        self.reset_when_full = reset_when_full
+        self.bits = 0
+        while (1 << self.bits) < alphabet_size:
+            self.bits += 1
+        # Budget: 5/8 for entries (16 bytes each, free lists included), 1/8 for the node
+        # arrays (7 bytes per node) and 1/4 for the child map (12 bytes per slot, a power of
+        # two, at most half full).
+        self.entries_max = <uint32_t>min(<uint64_t>(memory_bytes * 5 // 8 // (sizeof(Entry) + 4)),
+                                         <uint64_t>0xFFFFFFF0)
+        self.slots_max = 1 << 15
+        while self.slots_max * 2 * 12 <= memory_bytes // 4:
+            self.slots_max *= 2
+        self.nodes_max = <uint32_t>min(min(memory_bytes // 8 // 7, self.slots_max // 2),
+                                       <uint64_t>0x7FFFFFF0)
+        for i in range(N_CLASSES):
+            self.free_lists[i] = NULL
+        self.entries = NULL
+        self.node_block = NULL
+        self.node_count = NULL
+        self.node_class = NULL
+        self.child_keys = NULL
+        self.child_vals = NULL
+        self.kt_det[0] = 1.0
+        for i in range(1, 65536):
+            self.kt_det[i] = self.kt_det[i - 1] * ((i - 1) + alpha) / ((i - 1) + 2.0 * alpha)
+        self.probs = np.empty(alphabet_size, dtype=np.float64)
+        self.resets = 0
+        self._allocate()
+
+    def __dealloc__(self):
+        self._release()
+
+    cdef void _release(self) noexcept:
+        cdef int i
+        for i in range(N_CLASSES):
+            free(self.free_lists[i])
+            self.free_lists[i] = NULL
+        free(self.entries)
+        free(self.node_block)
+        free(self.node_count)
+        free(self.node_class)
+        free(self.child_keys)
+        free(self.child_vals)
+        self.entries = NULL
+        self.node_block = NULL
+        self.node_count = NULL
+        self.node_class = NULL
+        self.child_keys = NULL
+        self.child_vals = NULL
+
+    cdef int _allocate(self) except -1:
+        """Empty tree: the root context only.  Sizes start small and double up to the caps."""
+        cdef int i
+        self._release()
+        self.entries_cap = min(1 << 16, self.entries_max)
+        self.entries = <Entry*>malloc(self.entries_cap * sizeof(Entry))
+        self.nodes_cap = min(1 << 14, self.nodes_max)
+        self.node_block = <uint32_t*>malloc(self.nodes_cap * sizeof(uint32_t))
+        self.node_count = <uint16_t*>malloc(self.nodes_cap * sizeof(uint16_t))
+        self.node_class = <uint8_t*>malloc(self.nodes_cap * sizeof(uint8_t))
+        self.child_mask = (1 << 15) - 1
+        self.child_keys = <uint64_t*>malloc((self.child_mask + 1) * sizeof(uint64_t))
+        self.child_vals = <uint32_t*>malloc((self.child_mask + 1) * sizeof(uint32_t))
+        if (self.entries == NULL or self.node_block == NULL or self.node_count == NULL
+                or self.node_class == NULL or self.child_keys == NULL
+                or self.child_vals == NULL):
+            raise MemoryError("CTW: cannot allocate the context tree")
+        memset(self.child_keys, 0, (self.child_mask + 1) * sizeof(uint64_t))
+        for i in range(N_CLASSES):
+            self.free_count[i] = 0
+            self.free_cap[i] = 0
+        self.entries_used = 0
+        self.child_used = 0
+        self.nodes_used = 1
+        self.node_block[0] = EMPTY
+        self.node_count[0] = 0
+        self.node_class[0] = 0
+        self.n_seen = 0
+        self.tick = 1
+        memset(self.stamp, 0, sizeof(self.stamp))
+        self.predicted = False
+        return 0
+
+    # ---- memory pools ------------------------------------------------------------------
+
+    cdef uint32_t _alloc_block(self, int cls) noexcept nogil:
+        """Index of a free block of 2**cls entries, or EMPTY when the budget is spent."""
+        cdef uint32_t size = 1u << cls, new_cap
+        cdef Entry* grown
+        if self.free_count[cls] > 0:
+            self.free_count[cls] -= 1
+            return self.free_lists[cls][self.free_count[cls]]
+        if self.entries_used + size > self.entries_cap:
+            if self.entries_used + size > self.entries_max:
+                return EMPTY
+            new_cap = self.entries_cap
+            while new_cap < self.entries_used + size:
+                new_cap = <uint32_t>min(<uint64_t>new_cap * 2, <uint64_t>self.entries_max)
+            grown = <Entry*>realloc(self.entries, new_cap * sizeof(Entry))
+            if grown == NULL:
+                return EMPTY
+            self.entries = grown
+            self.entries_cap = new_cap
+        self.entries_used += size
+        return self.entries_used - size
+
+    cdef bint _free_block(self, uint32_t start, int cls) noexcept nogil:
+        cdef uint32_t new_cap
+        cdef uint32_t* grown
+        if self.free_count[cls] == self.free_cap[cls]:
+            new_cap = 64 if self.free_cap[cls] == 0 else self.free_cap[cls] * 2
+            grown = <uint32_t*>realloc(self.free_lists[cls], new_cap * sizeof(uint32_t))
+            if grown == NULL:
+                return False  # the block is leaked, deterministically on both sides
+            self.free_lists[cls] = grown
+            self.free_cap[cls] = new_cap
+        self.free_lists[cls][self.free_count[cls]] = start
+        self.free_count[cls] += 1
+        return True
+
+    cdef uint32_t _add_entry(self, int d, uint32_t ctx, uint8_t node) noexcept nogil:
+        """Append a fresh entry for decision ``node`` to context ``ctx`` at depth ``d``.
+
+        Returns its index, or EMPTY when the budget is spent.  When the context's block has to
+        move to a larger one, the ``where`` indices of its entries move with it.
+        """
+        cdef uint32_t start = self.node_block[ctx], fresh, i
+        cdef uint16_t count = self.node_count[ctx]
+        cdef int cls = self.node_class[ctx], new_cls
+        cdef Entry* e
+        if start == EMPTY or count == (1u << cls):
+            new_cls = 0 if start == EMPTY else cls + 1
+            if start == EMPTY:
+                while (1u << new_cls) < <uint32_t>self.bits:
+                    new_cls += 1  # room for one whole path from the start
+            fresh = self._alloc_block(new_cls)
+            if fresh == EMPTY:
+                return EMPTY
+            if start != EMPTY:
+                memcpy(&self.entries[fresh], &self.entries[start], count * sizeof(Entry))
+                self._free_block(start, cls)
+                for i in range(count):
+                    self.where[d][self.entries[fresh + i].node] = fresh + i
+            self.node_block[ctx] = fresh
+            self.node_class[ctx] = new_cls
+            start = fresh
+        e = &self.entries[start + count]
+        e.beta = 1.0
+        e.count0 = 0
+        e.count1 = 0
+        e.node = node
+        self.node_count[ctx] = count + 1
+        return start + count
+
+    cdef inline uint64_t _slot(self, uint64_t key) noexcept nogil:
+        return ((key * 0x9E3779B97F4A7C15ULL) >> 20) & self.child_mask
+
+    cdef uint32_t _child(self, uint32_t parent, int symbol) noexcept nogil:
+        cdef uint64_t key = <uint64_t>parent * 256 + symbol + 1
+        cdef uint64_t i = self._slot(key)
+        while self.child_keys[i] != 0:
+            if self.child_keys[i] == key:
+                return self.child_vals[i]
+            i = (i + 1) & self.child_mask
+        return EMPTY
+
+    cdef bint _grow_children(self) noexcept nogil:
+        cdef uint64_t old_mask = self.child_mask, i, j, new_size = (old_mask + 1) * 2
+        cdef uint64_t* old_keys = self.child_keys
+        cdef uint32_t* old_vals = self.child_vals
+        cdef uint64_t* keys = <uint64_t*>malloc(new_size * sizeof(uint64_t))
+        cdef uint32_t* vals = <uint32_t*>malloc(new_size * sizeof(uint32_t))
+        if keys == NULL or vals == NULL:
+            free(keys)
+            free(vals)
+            return False
+        memset(keys, 0, new_size * sizeof(uint64_t))
+        self.child_keys = keys
+        self.child_vals = vals
+        self.child_mask = new_size - 1
+        for i in range(old_mask + 1):
+            if old_keys[i] != 0:
+                j = self._slot(old_keys[i])
+                while keys[j] != 0:
+                    j = (j + 1) & self.child_mask
+                keys[j] = old_keys[i]
+                vals[j] = old_vals[i]
+        free(old_keys)
+        free(old_vals)
+        return True
+
+    cdef uint32_t _add_child(self, uint32_t parent, int symbol) noexcept nogil:
+        """Create the context node ``symbol`` + context(parent); EMPTY when the budget is spent."""
+        cdef uint64_t key = <uint64_t>parent * 256 + symbol + 1, i
+        cdef uint32_t node, new_cap
+        cdef void* grown
+        if self.nodes_used >= self.nodes_max:
+            return EMPTY
+        if (self.child_used + 1) * 2 > self.child_mask + 1:
+            if self.child_mask + 1 >= self.slots_max or not self._grow_children():
+                return EMPTY
+        if self.nodes_used == self.nodes_cap:
+            new_cap = <uint32_t>min(<uint64_t>self.nodes_cap * 2, <uint64_t>self.nodes_max)
+            grown = realloc(self.node_block, new_cap * sizeof(uint32_t))
+            if grown == NULL:
+                return EMPTY
+            self.node_block = <uint32_t*>grown
+            grown = realloc(self.node_count, new_cap * sizeof(uint16_t))
+            if grown == NULL:
+                return EMPTY
+            self.node_count = <uint16_t*>grown
+            grown = realloc(self.node_class, new_cap * sizeof(uint8_t))
+            if grown == NULL:
+                return EMPTY
+            self.node_class = <uint8_t*>grown
+            self.nodes_cap = new_cap
+        node = self.nodes_used
+        self.nodes_used += 1
+        self.node_block[node] = EMPTY
+        self.node_count[node] = 0
+        self.node_class[node] = 0
+        i = self._slot(key)
+        while self.child_keys[i] != 0:
+            i = (i + 1) & self.child_mask
+        self.child_keys[i] = key
+        self.child_vals[i] = node
+        self.child_used += 1
+        return node
+
+    # ---- estimators and weighting --------------------------------------------------------
+
+    cdef inline double _pe1(self, const Entry* e) noexcept nogil:
+        """Estimated P(bit = 1) in this context (KT with alpha, or zero-redundancy)."""
+        cdef double a = e.count0, b = e.count1
+        cdef double run_now, run_next
+        if self.zero_redundancy and (e.count0 == 0) != (e.count1 == 0):
+            # Pzr(a, b) = Pkt/2 + [b = 0]/4 + [a = 0]/4 (for a + b > 0); a one-sided run of
+            # length n has Pkt = kt_det[n].
+            if e.count1 == 0:
+                run_now = 0.5 * self.kt_det[e.count0] + 0.25
+                run_next = 0.5 * self.kt_det[e.count0 + 1] + 0.25   # the run goes on (a zero)
+                return 1.0 - run_next / run_now
+            run_now = 0.5 * self.kt_det[e.count1] + 0.25
+            run_next = 0.5 * self.kt_det[e.count1 + 1] + 0.25
+            return run_next / run_now
+        return (b + self.alpha) / (a + b + 2.0 * self.alpha)
+
+    cdef void _walk(self) noexcept nogil:
+        """Find the context node of each depth for the next symbol."""
+        cdef int d, limit = self.depth
+        cdef uint32_t child
+        if self.n_seen < limit:
+            limit = <int>self.n_seen
+        self.path[0] = 0
+        self.path_len = 1
+        for d in range(1, limit + 1):
+            child = self._child(self.path[d - 1], self.history[d - 1])
+            if child == EMPTY:
+                break
+            self.path[d] = child
+            self.path_len = d + 1
+
+    cdef void _predict(self) noexcept nogil:
+        cdef int d, k, n_nodes = 1 << self.bits
+        cdef uint32_t ctx, i, start, count
+        cdef Entry* e
+        cdef double pe, total
+        cdef Py_ssize_t x, A = self.alphabet_size
+        self._walk()
+        self.tick += 1
+        for k in range(n_nodes):
+            self.q[k] = 0.5
+        for d in range(self.path_len - 1, -1, -1):
+            ctx = self.path[d]
+            start = self.node_block[ctx]
+            count = self.node_count[ctx]
+            for i in range(count):
+                e = &self.entries[start + i]
+                pe = self._pe1(e)
+                if d == self.depth:
+                    self.q[e.node] = pe
+                else:
+                    self.q[e.node] = (e.beta * pe + self.q[e.node]) / (e.beta + 1.0)
+                self.where[d][e.node] = start + i
+                self.stamp[d][e.node] = self.tick
+        # Leaf probabilities, top-down through the decomposition tree.
+        self.leaf[1] = 1.0
+        for k in range(1, n_nodes):
+            self.leaf[2 * k + 1] = self.leaf[k] * self.q[k]
+            self.leaf[2 * k] = self.leaf[k] * (1.0 - self.q[k])
+        total = 0.0
+        for x in range(A):
+            total = total + self.leaf[n_nodes + x]
+        for x in range(A):
+            self.probs[x] = self.leaf[n_nodes + x] / total
+        self.predicted = True
+
+    def predict(self):
+        """Distribution of the next symbol: float64, C-contiguous, shape (A,)."""
+        self._predict()
+        return np.asarray(self.probs)
+
+    def update(self, Py_ssize_t symbol):
+        """Learn that ``symbol`` (an alphabet index) came next."""
+        if symbol < 0 or symbol >= self.alphabet_size:
+            raise ValueError(f"symbol {symbol} outside alphabet of size {self.alphabet_size}")
+        if not self.predicted:
+            self._predict()
+        if self._update(<int>symbol) < 0:
+            raise MemoryError("CTW: allocation failed")
+
+    cdef int _update(self, int symbol) except -1:
+        cdef int d, k, top, bit, reachable, deepest
+        cdef uint32_t ctx, idx, node
+        cdef Entry* e
+        cdef double pe, pw, below
+        self.predicted = False
+        if self.reset_when_full and (self.entries_used + 64 * (self.depth + 1) * self.bits
+                                     > self.entries_max or self.nodes_used + self.depth + 1
+                                     >= self.nodes_max):
+            self._allocate()
+            self.resets += 1
+            self._predict()
+            self.predicted = False
+        # Extend the context path to the full available depth, creating nodes.
+        reachable = self.depth
+        if self.n_seen < reachable:
+            reachable = <int>self.n_seen
+        while self.path_len <= reachable:
+            ctx = self._add_child(self.path[self.path_len - 1], self.history[self.path_len - 1])
+            if ctx == EMPTY:
+                break
+            self.path[self.path_len] = ctx
+            self.path_len += 1
+        node = 1
+        for k in range(self.bits):
+            bit = (symbol >> (self.bits - 1 - k)) & 1
+            # Entries exist at depths 0 .. deepest; create the missing ones (stop when full).
+            deepest = -1
+            for d in range(self.path_len):
+                if self.stamp[d][node] != self.tick:
+                    idx = self._add_entry(d, self.path[d], <uint8_t>node)
+                    if idx == EMPTY:
+                        break
+                    self.where[d][node] = idx
+                    self.stamp[d][node] = self.tick
+                deepest = d
+            below = 0.5  # a fresh subtree gives either bit probability 1/2
+            for d in range(deepest, -1, -1):
+                e = &self.entries[self.where[d][node]]
+                pe = self._pe1(e)
+                if bit == 0:
+                    pe = 1.0 - pe
+                if d == self.depth:
+                    pw = pe
+                else:
+                    pw = (e.beta * pe + below) / (e.beta + 1.0)
+                    e.beta = e.beta * pe / below
+                    if e.beta > BETA_MAX:
+                        e.beta = BETA_MAX
+                    elif e.beta < BETA_MIN:
+                        e.beta = BETA_MIN
+                if bit:
+                    e.count1 += 1
+                else:
+                    e.count0 += 1
+                if <uint32_t>e.count0 + e.count1 >= self.count_limit:
+                    e.count0 = (e.count0 + 1) >> 1
+                    e.count1 = (e.count1 + 1) >> 1
+                below = pw
+            node = 2 * node + bit
+        for d in range(self.depth - 1, 0, -1):
+            self.history[d] = self.history[d - 1]
+        self.history[0] = symbol
+        self.n_seen += 1
+        return 0
+
+    def memory_used(self):
+        """Bytes held by the context tree now (pools, free lists and child map as allocated)."""
+        cdef int i
+        cdef uint64_t free_bytes = 0
+        for i in range(N_CLASSES):
+            free_bytes += self.free_cap[i] * 4
+        return (self.entries_cap * sizeof(Entry) + free_bytes + self.nodes_cap * 7
+                + (self.child_mask + 1) * 12)
+
+    def stats(self):
+        """Counts of context nodes and entries in use, and of resets so far."""
+        return {"nodes": self.nodes_used, "entries": self.entries_used,
+                "entries_max": self.entries_max, "nodes_max": self.nodes_max,
+                "resets": self.resets}
