@@ -348,6 +348,53 @@ def bench(files, model_names, level, as_json, train_path, validation_path) -> in
     return 0
 
 
+@cli.group()
+def corpora() -> None:
+    """Generated corpora with exact true log-probability."""
+
+
+@corpora.command("list")
+def corpora_list() -> int:
+    """List the generators, their unit and the size the papers use."""
+    from . import corpora as corpora_module
+
+    for name, gen in sorted(corpora_module.GENERATORS.items()):
+        truth = "exact truth" if gen.true_bits else "no truth"
+        click.echo(f"{name:<11} {gen.default_n:>8,} {gen.unit:<7} {truth:<12} {gen.summary}")
+    return 0
+
+
+@corpora.command("generate")
+@click.argument("name")
+@click.option("-n", "count", type=click.IntRange(0, 10**8), default=None,
+              help="Size in the generator's unit (default: the papers' size).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="Output path (default: stdout).")
+@click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the true bits.")
+def corpora_generate(name, count, seed, output, force, quiet) -> int:
+    """Write corpus NAME; print its exact -log2 P under the true model to stderr."""
+    from . import corpora as corpora_module
+
+    try:
+        sample = corpora_module.generate(name, count, seed=seed)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if output == "-":
+        sys.stdout.buffer.write(sample.data)
+        sys.stdout.buffer.flush()
+    else:
+        with atomic_output(output, force, like=None) as dst:
+            dst.write(sample.data)
+    if not quiet:
+        truth = (f"{sample.true_bits:.3f} true bits "
+                 f"({sample.true_bits / max(len(sample.data), 1):.4f} per byte)"
+                 if sample.true_bits is not None else "no known true model")
+        click.echo(f"{name} seed {seed}: {len(sample.data):,} bytes, {truth}", err=True)
+    return 0
+
+
 def main() -> None:
     """Console entry point."""
     cli()

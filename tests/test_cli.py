@@ -210,3 +210,30 @@ def test_subprocess_help_and_version():
     assert seqzip_cmd("--help").returncode == 0
     version = seqzip_cmd("--version")
     assert version.returncode == 0 and seqzip.__version__.encode() in version.stdout
+
+
+def test_corpora_generate_and_list(tmp_path):
+    result = run("corpora", "list")
+    assert result.exit_code == 0 and "insertions" in result.output and "anbn" in result.output
+    out = tmp_path / "anbn.txt"
+    result = CliRunner().invoke(cli, ["corpora", "generate", "anbn", "-n", "3", "--seed", "2",
+                                      "-o", str(out)])
+    assert result.exit_code == 0 and "30.000 true bits" in result.stderr
+    assert out.read_bytes() == corpora.generate("anbn", 3, seed=2).data
+    assert run("corpora", "generate", "anbn", "-o", str(out)).exit_code == 1  # exists
+    assert run("corpora", "generate", "nope").exit_code == 1
+    assert run("corpora", "generate", "music", "-n", "4", "-q").stdout_bytes == \
+        corpora.generate("music", 4).data
+
+
+def test_concatenated_files_decompress_through_the_cli(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"first " * 100)
+    b.write_bytes(DATA)
+    run("compress", str(a))
+    run("compress", "--model", "ctw", str(b))
+    both = tmp_path / "both.sqz"
+    both.write_bytes((tmp_path / "a.sqz").read_bytes() + (tmp_path / "b.sqz").read_bytes())
+    assert run("decompress", "-c", str(both)).stdout_bytes == b"first " * 100 + DATA
+    info = json.loads(run("info", "--json", str(both)).output)[0]
+    assert [s["model"] for s in info["streams"]] == ["order2", "ctw"]
