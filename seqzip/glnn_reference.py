@@ -1,0 +1,460 @@
+"""Slow, obvious NumPy reference of Ollivier's GLNN, GNN and RNN and of their training (000).
+
+This is the specification the Cython kernels are tested against, and a small-scale trainer in
+its own right.  Equation numbers refer to 000 (Ollivier, "Riemannian metrics for neural networks
+II").  Conventions:
+
+* units 1..N, plus the always-activated unit 0 (a_0 = 1);
+* ``sources[j]`` lists the d units i with an edge i -> j (always including j itself), and the
+  incoming list of j is ``[0] + sources[j]`` (k = 0 is the bias);
+* time t = 0..T-1: pi_t is computed from a^t, the symbol x_t is read, and V^{t+1} follows;
+* chi_t (eq. 4-5) says which symbols are scored.
+
+Models (``kind``):
+
+* ``glnn`` (Def. 5):  V_j^{t+1} = V_j^t + sum_k tau[j, k, x_t] a_{src(j,k)}^t
+* ``gnn``  (eq. 10):  V_j^{t+1} =         sum_k tau[j, k, x_t] a_{src(j,k)}^t
+* ``rnn``  (eq. 8):   V_j^{t+1} = rho[j, x_t] + sum_k tau[j, k] a_{src(j,k)}^t
+
+    >>> import numpy as np
+    >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+    >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+    >>> run = net.forward(x)
+    >>> run.pi.shape, bool(np.allclose(run.pi.sum(axis=1), 1.0))
+    ((8, 3), True)
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+KINDS = ("glnn", "gnn", "rnn")
+ACTIVATIONS = ("tanh", "logistic")
+
+
+def activation(name: str, v: np.ndarray) -> np.ndarray:
+    return np.tanh(v) if name == "tanh" else 1.0 / (1.0 + np.exp(-v))
+
+
+def activation_derivative(name: str, v: np.ndarray) -> np.ndarray:
+    if name == "tanh":
+        return 1.0 - np.tanh(v) ** 2
+    s = 1.0 / (1.0 + np.exp(-v))
+    return s * (1.0 - s)
+
+
+def inverse_activation(name: str, a: np.ndarray) -> np.ndarray:
+    return np.arctanh(a) if name == "tanh" else np.log(a / (1.0 - a))
+
+
+def random_graph(n_units: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """(N+1, d) incoming sources: for unit j, itself and d-1 distinct other units."""
+    d = min(d, n_units)
+    sources = np.zeros((n_units + 1, d), dtype=np.int64)
+    for j in range(1, n_units + 1):
+        others = [i for i in range(1, n_units + 1) if i != j]
+        picked = rng.choice(others, size=d - 1, replace=False) if d > 1 else []
+        sources[j] = [j, *sorted(int(i) for i in picked)]
+    return sources
+
+
+@dataclass
+class Run:
+    """Everything a forward pass computes."""
+
+    V: np.ndarray  # (T+1, N+1) potentials (column 0 unused)
+    a: np.ndarray  # (T+1, N+1) activities, a[:, 0] = 1
+    pi: np.ndarray  # (T, A) predicted distributions
+    log_likelihood: float  # sum_t chi_t log pi_t(x_t), natural log
+
+
+@dataclass
+class Gradients:
+    B: np.ndarray  # (T+1, N+1) dlogL/dV_i^t (eq. 22)
+    W: np.ndarray  # (N+1, A) dlogL/dw (eq. 17)
+    tau: np.ndarray  # like Network.tau (eq. 25)
+    rho: np.ndarray | None  # like Network.rho (RNN)
+    V0: np.ndarray  # (N+1,) dlogL/dV^0 = B^0
+
+
+@dataclass
+class Network:
+    kind: str
+    sources: np.ndarray  # (N+1, d), row 0 unused
+    w: np.ndarray  # (N+1, A) writing weights
+    tau: np.ndarray  # (N+1, d+1, A) for glnn/gnn, (N+1, d+1) for rnn; k = 0 is unit 0
+    V0: np.ndarray  # (N+1,) starting potentials
+    rho: np.ndarray | None = None  # (N+1, A), RNN input weights
+    activation: str = "tanh"
+
+    @property
+    def n_units(self) -> int:
+        return self.sources.shape[0] - 1
+
+    @property
+    def alphabet_size(self) -> int:
+        return self.w.shape[1]
+
+    def incoming(self, j: int) -> np.ndarray:
+        return np.concatenate([[0], self.sources[j]])
+
+    def copy(self) -> "Network":
+        return dataclasses.replace(self, w=self.w.copy(), tau=self.tau.copy(),
+                                   V0=self.V0.copy(),
+                                   rho=None if self.rho is None else self.rho.copy())
+
+    # -- initialisation (000 Sect. 2, eq. 30-33; eq. 69 for the RNN) ---------------------------
+
+    @classmethod
+    def initial(cls, kind: str, n_units: int, d: int, x: np.ndarray, alphabet_size: int,
+                seed: int, chi: np.ndarray | None = None, activation: str = "tanh",
+                alpha: float = 0.5) -> "Network":
+        """The paper's initialisation for tanh; for the logistic activation, the affinely
+        equivalent parameters (:meth:`to_logistic`)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}")
+        rng = np.random.default_rng(seed)
+        sources = random_graph(n_units, d, rng)
+        A, N, dd = alphabet_size, n_units, sources.shape[1]
+        chi = np.ones(len(x)) if chi is None else chi
+        counts = np.bincount(x, weights=chi, minlength=A) + 1e-3  # avoid log 0
+        nu = counts / counts.sum()  # frequencies among scored symbols
+        nu_all = (np.bincount(x, minlength=A) + 1e-3) / (len(x) + 1e-3 * A)
+        w = np.zeros((N + 1, A))
+        w[0] = np.log(nu)
+        u = rng.random((N + 1, A))
+        centred = u - (u * nu_all).sum(axis=1, keepdims=True)
+        V0 = np.zeros(N + 1)
+        rho = None
+        if kind == "glnn":
+            tau = np.zeros((N + 1, dd + 1, A))
+            for j in range(1, N + 1):
+                mu = 1.0 / (j + 1)
+                beta = -math.sqrt(alpha * (alpha - mu))
+                tau[j, 1 + list(sources[j]).index(j), :] = -alpha  # self-loop (eq. 31)
+                tau[j, 0, :] = beta + mu / 4 * centred[j]  # bias (eq. 32)
+                V0[j] = np.arctanh(beta / alpha)
+        elif kind == "gnn":
+            # Appendix A is not in the seed text: by analogy with eq. 69, each unit is a leaky
+            # average of a random linear combination of recent symbols, time scale ~ j.
+            tau = np.zeros((N + 1, dd + 1, A))
+            for j in range(1, N + 1):
+                tau[j, 1 + list(sources[j]).index(j), :] = 1.0 - 1.0 / (j + 1)
+                tau[j, 0, :] = 0.5 * centred[j]
+        else:  # rnn, eq. 69
+            tau = np.zeros((N + 1, dd + 1))
+            rho = np.zeros((N + 1, A))
+            for j in range(1, N + 1):
+                tau[j, 1 + list(sources[j]).index(j)] = 1.0 - 1.0 / j
+                rho[j] = 0.5 * centred[j]
+        net = cls(kind, sources, w, tau, V0, rho, "tanh")
+        return net.to_logistic() if activation == "logistic" else net
+
+    def to_logistic(self) -> "Network":
+        """The same model with the logistic activation: tanh(v) = 2 logistic(2v) - 1.
+
+        Potentials double (V' = 2V) and activities map affinely (a = 2a' - 1), so
+        w'_i = 2 w_i, w'_0 = w_0 - sum_i w_i, and transitions into V' pick up the factor 2.
+        """
+        if self.activation != "tanh":
+            raise ValueError("already logistic")
+        net = self.copy()
+        net.activation = "logistic"
+        net.w[1:] = 2 * self.w[1:]
+        net.w[0] = self.w[0] - self.w[1:].sum(axis=0)
+        net.V0 = 2 * self.V0
+        for j in range(1, self.n_units + 1):
+            # sum_k tau_k a_k = tau_0 + sum_{k>0} tau_k (2 a'_k - 1)
+            net.tau[j, 1:] = 4 * self.tau[j, 1:]
+            net.tau[j, 0] = 2 * (self.tau[j, 0] - self.tau[j, 1:].sum(axis=0))
+        if self.rho is not None:
+            net.rho = 2 * self.rho
+        return net
+
+    # -- forward pass ----------------------------------------------------------------------
+
+    def _transition(self, a: np.ndarray, V: np.ndarray, symbol: int) -> np.ndarray:
+        N = self.n_units
+        new = np.zeros(N + 1)
+        for j in range(1, N + 1):
+            inputs = a[self.incoming(j)]
+            if self.kind == "rnn":
+                new[j] = self.rho[j, symbol] + inputs @ self.tau[j]
+            else:
+                new[j] = inputs @ self.tau[j, :, symbol]
+                if self.kind == "glnn":
+                    new[j] += V[j]
+        return new
+
+    def forward(self, x: np.ndarray, chi: np.ndarray | None = None) -> Run:
+        T, N = len(x), self.n_units
+        chi = np.ones(T) if chi is None else chi
+        V = np.zeros((T + 1, N + 1))
+        a = np.zeros((T + 1, N + 1))
+        pi = np.zeros((T, self.alphabet_size))
+        V[0] = self.V0
+        log_likelihood = 0.0
+        for t in range(T + 1):
+            a[t] = activation(self.activation, V[t])
+            a[t, 0] = 1.0
+            if t == T:
+                break
+            logits = a[t] @ self.w
+            e = np.exp(logits - logits.max())
+            pi[t] = e / e.sum()
+            log_likelihood += chi[t] * math.log(pi[t, x[t]])
+            V[t + 1] = self._transition(a[t], V[t], x[t])
+        return Run(V, a, pi, log_likelihood)
+
+    # -- backpropagation through time (eq. 17, 22, 25) -------------------------------------
+
+    def backward(self, x: np.ndarray, run: Run, chi: np.ndarray | None = None) -> Gradients:
+        T, N, A = len(x), self.n_units, self.alphabet_size
+        chi = np.ones(T) if chi is None else chi
+        onehot = np.eye(A)[x]
+        W = ((chi[:, None] * run.a[:T]).T @ (onehot - run.pi))  # (N+1, A), eq. 17
+        B = np.zeros((T + 1, N + 1))
+        for t in range(T - 1, -1, -1):
+            mean_w = self.w @ run.pi[t]  # (N+1,)
+            error = chi[t] * (self.w[:, x[t]] - mean_w)
+            back = np.zeros(N + 1)
+            for j in range(1, N + 1):
+                weights = self.tau[j] if self.kind == "rnn" else self.tau[j, :, x[t]]
+                back[self.incoming(j)] += weights * B[t + 1, j]
+            B[t, 1:] = activation_derivative(self.activation, run.V[t, 1:]) * (error + back)[1:]
+            if self.kind == "glnn":
+                B[t, 1:] += B[t + 1, 1:]
+        tau = np.zeros_like(self.tau)
+        rho = None if self.rho is None else np.zeros_like(self.rho)
+        for t in range(T):
+            for j in range(1, N + 1):
+                inputs = run.a[t, self.incoming(j)]
+                if self.kind == "rnn":
+                    tau[j] += inputs * B[t + 1, j]
+                    rho[j, x[t]] += B[t + 1, j]
+                else:
+                    tau[j, :, x[t]] += inputs * B[t + 1, j]  # eq. 25
+        return Gradients(B, W, tau, rho, B[0].copy())
+
+    # -- metric moduli (eq. 23-24) ------------------------------------------------------------
+
+    def modulus(self, x: np.ndarray, run: Run, grads: Gradients, method: str,
+                chi: np.ndarray | None = None) -> np.ndarray:
+        """(T+1, N+1) m~_i^t: RUOP = (B_i^t)^2 (eq. 23); RBPM by backward induction (eq. 24,
+        and its non-leaky form for gnn/rnn, where every j including i gets tau^2 m~)."""
+        if method == "ruop":
+            return grads.B ** 2
+        if method != "rbpm":
+            raise ValueError("method must be 'ruop' or 'rbpm'")
+        T, N = len(x), self.n_units
+        chi = np.ones(T) if chi is None else chi
+        m = np.zeros((T + 1, N + 1))
+        for t in range(T - 1, -1, -1):
+            sp = activation_derivative(self.activation, run.V[t])
+            variance = run.pi[t] @ (self.w ** 2).T - (run.pi[t] @ self.w.T) ** 2  # (N+1,)
+            spread = np.zeros(N + 1)
+            self_term = np.zeros(N + 1)
+            for j in range(1, N + 1):
+                weights = self.tau[j] if self.kind == "rnn" else self.tau[j, :, x[t]]
+                for k, i in enumerate(self.incoming(j)):
+                    if i == j and self.kind == "glnn":
+                        self_term[i] = weights[k]
+                    else:
+                        spread[i] += weights[k] ** 2 * m[t + 1, j]
+            m[t, 1:] = (sp[1:] ** 2 * (chi[t] * variance[1:] + spread[1:]))
+            if self.kind == "glnn":
+                m[t, 1:] += (1 + self_term[1:] * sp[1:]) ** 2 * m[t + 1, 1:]
+        return m
+
+
+# -- metrics and updates (eq. 18-21, 26-29, 34-35) ---------------------------------------------
+
+
+def writing_hessian(net: Network, x: np.ndarray, run: Run, chi: np.ndarray | None = None,
+                    eps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """h_ii^y (eq. 18, damped by eps_y) and h_0i^y (eq. 19); both (N+1, A)."""
+    T = len(x)
+    chi = np.ones(T) if chi is None else chi
+    if eps is None:
+        eps = np.bincount(x, minlength=net.alphabet_size) / T + np.finfo(float).eps
+    weight = chi[:, None] * run.pi * (1 - run.pi)  # (T, A)
+    a = run.a[:T]
+    h_diag = (a ** 2).T @ weight + eps[None, :]
+    h_cross = a.T @ weight  # row 0 is h_00 - eps (a_0 = 1)
+    h_diag[0] = weight.sum(axis=0) + eps
+    return h_diag, h_cross
+
+
+def quasi_diagonal_step(grad: np.ndarray, diag: np.ndarray, cross: np.ndarray) -> np.ndarray:
+    """The quasi-diagonal inverse (eq. 20-21 / 34-35) along axis 0; row 0 is the bias."""
+    step = np.zeros_like(grad)
+    m00 = diag[0]
+    step[1:] = (grad[1:] - grad[0] * cross[1:] / m00) / (diag[1:] - cross[1:] ** 2 / m00)
+    step[0] = grad[0] / m00 - (cross[1:] / m00 * step[1:]).sum(axis=0)
+    return step
+
+
+def writing_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, method: str,
+                 chi: np.ndarray | None = None, eps: float | None = None) -> np.ndarray:
+    """Direction for w: "qdh" (eq. 20-21), "dh" (diagonal Hessian) or "plain".
+
+    ``eps`` replaces the paper's damping eps_y (frequency of y + machine epsilon) by a constant.
+    """
+    if method == "plain":
+        return grads.W
+    damping = None if eps is None else np.full(net.alphabet_size, eps)
+    h_diag, h_cross = writing_hessian(net, x, run, chi, damping)
+    if method == "dh":
+        return grads.W / h_diag
+    if method == "qdh":
+        return quasi_diagonal_step(grads.W, h_diag, h_cross)
+    raise ValueError(f"unknown writing method {method!r}")
+
+
+def transition_metric(net: Network, x: np.ndarray, run: Run, m: np.ndarray, j: int,
+                      y: int | None = None, eps: float = 1.0) -> np.ndarray:
+    """M~^{(jy)} (eq. 26): (d+1, d+1) over the incoming units of j, damped by eps."""
+    T = len(x)
+    mask = np.ones(T, dtype=bool) if y is None else (x == y)
+    inputs = run.a[:T][mask][:, net.incoming(j)]
+    weights = m[1:T + 1, j][mask]
+    return (inputs * weights[:, None]).T @ inputs + eps * np.eye(inputs.shape[1])
+
+
+def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, method: str,
+                    chi: np.ndarray | None = None, eps: float = 1.0,
+                    rms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None,
+                                                            np.ndarray]:
+    """Directions for (tau, rho, V0).
+
+    ``method``: "rbpm" / "ruop" (full metric per (j, y), eq. 26-28; for the RNN the
+    quasi-diagonal reduction over tau and rho, as the paper does), "qdrbpm" / "qdruop"
+    (eq. 34-35), "fb" (plain gradient with the learning rate of symbol y's parameters divided
+    by the frequency of y), "rms" (gradient divided by the running RMS in ``rms``), "plain".
+    """
+    T, N, A = len(x), net.n_units, net.alphabet_size
+    freq = np.bincount(x, minlength=A) / T + 1e-12
+    if method in ("plain", "fb", "rms"):
+        tau, rho = grads.tau.copy(), None if grads.rho is None else grads.rho.copy()
+        if method == "fb":
+            if net.kind == "rnn":
+                rho = rho / freq[None, :]
+            else:
+                tau = tau / freq[None, None, :]
+        if method == "rms":
+            flat = np.concatenate([tau.ravel()] + ([] if rho is None else [rho.ravel()]))
+            scaled = flat / np.sqrt(rms + 1e-8)
+            tau = scaled[:tau.size].reshape(tau.shape)
+            if rho is not None:
+                rho = scaled[tau.size:].reshape(rho.shape)
+        return tau, rho, grads.V0
+    quasi = method.startswith("qd")
+    base = method[2:] if quasi else method
+    m = net.modulus(x, run, grads, base, chi)
+    tau = np.zeros_like(net.tau)
+    rho = None if net.rho is None else np.zeros_like(net.rho)
+    for j in range(1, N + 1):
+        if net.kind == "rnn":
+            # Inputs of unit j: its incoming activities (tau) and one indicator per symbol
+            # (rho); quasi-diagonal with the bias unit as the reference (000 Sect. 4).
+            inputs = np.concatenate([run.a[:T][:, net.incoming(j)], np.eye(A)[x]], axis=1)
+            weights = m[1:T + 1, j]
+            diag = (inputs ** 2 * weights[:, None]).sum(axis=0) + eps
+            cross = (inputs * weights[:, None]).sum(axis=0)
+            grad = np.concatenate([grads.tau[j], grads.rho[j]])
+            step = quasi_diagonal_step(grad[:, None], diag[:, None], cross[:, None])[:, 0]
+            k = len(net.incoming(j))
+            tau[j], rho[j] = step[:k], step[k:]
+            continue
+        for y in range(A):
+            M = transition_metric(net, x, run, m, j, y, eps)
+            G = grads.tau[j, :, y]
+            if quasi:
+                tau[j, :, y] = quasi_diagonal_step(G[:, None], np.diag(M)[:, None],
+                                                   M[0][:, None])[:, 0]
+            else:
+                tau[j, :, y] = np.linalg.solve(M, G)  # eq. 27
+    V0 = grads.V0 / (m[0] + eps)  # eq. 29
+    V0[0] = 0.0
+    return tau, rho, V0
+
+
+# -- training with learning-rate control (000 Sect. 2) -----------------------------------------
+
+
+@dataclass
+class TrainConfig:
+    writing: str = "qdh"  # "qdh", "dh" or "plain"
+    transition: str = "rbpm"  # see transition_step
+    iterations: int = 20  # pairs of (w step, tau step)
+    eps: float = 1.0  # damping of the transition metric
+    writing_eps: float | None = None  # damping of the w metric; None = the paper's eps_y
+    rms_decay: float = 0.9
+
+
+@dataclass
+class TrainResult:
+    network: Network
+    history: list = field(default_factory=list)  # log-likelihood after each accepted step
+
+
+def _apply(net: Network, direction, rate: float, part: str) -> Network:
+    new = net.copy()
+    if part == "w":
+        new.w += rate * direction
+    else:
+        tau, rho, V0 = direction
+        new.tau += rate * tau
+        if rho is not None:
+            new.rho += rate * rho
+        new.V0 += rate * V0
+    return new
+
+
+def train(net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
+          chi: np.ndarray | None = None) -> TrainResult:
+    """Alternate w and (tau, V0) steps, starting with w; each step is kept only if it raises
+    the log-likelihood (then its rate x1.1), else undone and its rate halved (Sect. 2)."""
+    rates = {"w": 1.0 / net.n_units, "tau": 1.0 / net.n_units}
+    run = net.forward(x, chi)
+    result = TrainResult(net, [run.log_likelihood])
+    rms = None
+    for _ in range(config.iterations):
+        for part in ("w", "tau"):
+            grads = net.backward(x, run, chi)
+            if part == "w":
+                direction = writing_step(net, x, run, grads, config.writing, chi,
+                                         config.writing_eps)
+            else:
+                if config.transition == "rms":
+                    flat = np.concatenate([grads.tau.ravel()] + (
+                        [] if grads.rho is None else [grads.rho.ravel()]))
+                    rms = flat ** 2 if rms is None else \
+                        config.rms_decay * rms + (1 - config.rms_decay) * flat ** 2
+                direction = transition_step(net, x, run, grads, config.transition, chi,
+                                            config.eps, rms)
+            candidate = _apply(net, direction, rates[part], part)
+            candidate_run = candidate.forward(x, chi)
+            if np.isfinite(candidate_run.log_likelihood) and \
+                    candidate_run.log_likelihood > run.log_likelihood:
+                net, run = candidate, candidate_run
+                rates[part] *= 1.1
+                result.history.append(run.log_likelihood)
+            else:
+                rates[part] /= 2
+    result.network = net
+    return result
+
+
+def score_bits(net: Network, x: np.ndarray, chi: np.ndarray | None = None) -> float:
+    """Validation cost in bits with the (1 - 1/(t+2)) pi_t + 1/(t+2) uniform mixing of Sect. 4."""
+    run = net.forward(x, chi)
+    T, A = len(x), net.alphabet_size
+    chi = np.ones(T) if chi is None else chi
+    t = np.arange(T)
+    mix = 1.0 / (t + 2)
+    p = (1 - mix) * run.pi[t, x] + mix / A
+    return float(-(chi * np.log2(p)).sum())
