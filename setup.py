@@ -23,7 +23,7 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-MODULES = ["_core", "_ctw"]
+MODULES = ["_core", "_ctw", "_glnn"]
 
 extensions = [
     Extension(

@@ -314,7 +314,16 @@ def _format_info(report: dict) -> str:
               help="Score --validation after this training file: bits(train+valid) - "
                    "bits(train), for every model and baseline.")
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False))
-def bench(files, model_names, level, as_json, train_path, validation_path) -> int:
+@click.option("--table1", is_flag=True,
+              help="Ollivier 000 Table 1: regret of each method on fresh synthetic problems.")
+@click.option("--budget", type=click.FloatRange(0.1, 1e6), default=600.0, show_default=True,
+              help="With --table1: CPU seconds per method and problem.")
+@click.option("--methods", "method_names", default=None,
+              help="With --table1: comma-separated training methods (default: all).")
+@click.option("--problems", default="insertions,music,anbn", show_default=True,
+              help="With --table1: comma-separated problems.")
+def bench(files, model_names, level, as_json, train_path, validation_path, table1, budget,
+          method_names, problems) -> int:
     """Bits per character and speed of each model and of bzip2 -9, side by side.
 
     With no FILES, runs on built-in generated data.
@@ -322,6 +331,20 @@ def bench(files, model_names, level, as_json, train_path, validation_path) -> in
     from . import bench as bench_module
 
     names = [m.strip() for m in model_names.split(",")] if model_names else None
+    if table1:
+        from . import table1 as table1_module
+
+        methods = method_names.split(",") if method_names else list(table1_module.METHODS)
+        unknown = [m for m in methods if m not in table1_module.METHODS]
+        bad_problems = [p for p in problems.split(",") if p not in table1_module.PROBLEMS]
+        if unknown or bad_problems:
+            raise UserError(f"unknown methods {unknown} or problems {bad_problems}")
+        rows = table1_module.run_table(problems.split(","), methods, budget=budget,
+                                       progress=None if as_json else
+                                       lambda msg: click.echo(msg, err=True))
+        click.echo(json.dumps(rows, indent=2, default=float) if as_json else
+                   table1_module.format_table(rows))
+        return 0
     if (train_path is None) != (validation_path is None):
         raise click.UsageError("--train and --validation go together")
     if train_path is not None:
@@ -345,6 +368,57 @@ def bench(files, model_names, level, as_json, train_path, validation_path) -> in
     except (ValueError, OSError) as exc:
         raise UserError(_describe(exc)) from None
     click.echo(json.dumps(rows, indent=2) if as_json else bench_module.format_table(rows))
+    return 0
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Model file to write (.sqm).")
+@click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
+              help="Validation file for early stopping (default: the last 10% of the input).")
+@click.option("--method", default="glnn-qdh-rbpm", show_default=True,
+              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb.")
+@click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
+              help="CPU seconds for the whole scan.")
+@click.option("--units", type=click.IntRange(1, 4096), default=None,
+              help="Network size (default: scan 4, 6, 8, 11, 16, ... by factors of sqrt 2).")
+@click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
+              help="Incoming edges per unit, self-loop included (default: 3 and semi-sparse).")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
+@click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
+def train(files, output, validation_path, method, budget, units, connectivity, seed,
+          force) -> int:
+    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2) and save it."""
+    from . import training
+
+    if os.path.exists(output) and not force:
+        raise UserError(f"{output} already exists (use -f to overwrite)")
+    data = b"".join(open(path, "rb").read() for path in files)
+    if validation_path:
+        validation = open(validation_path, "rb").read()
+    else:
+        cut = len(data) - max(1, len(data) // 10)
+        data, validation = data[:cut], data[cut:]
+    if len(data) < 2 or not validation:
+        raise UserError("not enough data to train on")
+    alphabet = sorted(set(data) | set(validation))
+    try:
+        result = training.fit(method, training.encode(data, alphabet),
+                              training.encode(validation, alphabet), len(alphabet), budget,
+                              sizes=[units] if units else None, seed=seed,
+                              connectivity=[connectivity] if connectivity else None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    summary = result.summary()
+    summary.pop("settings")
+    with atomic_output(output, force, like=None) as dst:
+        digest = training.save_model(dst, result.network, alphabet,
+                                     {"method": method, **summary})
+    click.echo(f"{output}: {method}, {summary['n_units']} units, d={summary['d']}, "
+               f"validation {result.validation_bits:.1f} bits "
+               f"({result.validation_bits / len(validation):.4f} per byte), "
+               f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]}", err=True)
     return 0
 
 

@@ -270,6 +270,34 @@ class Network:
         return m
 
 
+    # -- statistics for the metric steps (overridden by the Cython-backed network) ----------
+
+    def writing_stats(self, x: np.ndarray, run: Run, chi: np.ndarray | None,
+                      eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return writing_hessian(self, x, run, chi, eps)
+
+    def transition_stats(self, x: np.ndarray, run: Run, m: np.ndarray,
+                         eps: float) -> tuple[np.ndarray, np.ndarray]:
+        """For glnn/gnn the full metrics M (N+1, A, K, K) and None; for rnn the quasi-diagonal
+        (diag, cross), each (N+1, K+A), over the inputs [incoming activities, symbols]."""
+        T, N, A = len(x), self.n_units, self.alphabet_size
+        K = self.sources.shape[1] + 1
+        if self.kind != "rnn":
+            M = np.zeros((N + 1, A, K, K))
+            for j in range(1, N + 1):
+                for y in range(A):
+                    M[j, y] = transition_metric(self, x, run, m, j, y, eps)
+            return M, None
+        diag = np.zeros((N + 1, K + A))
+        cross = np.zeros((N + 1, K + A))
+        for j in range(1, N + 1):
+            inputs = np.concatenate([run.a[:T][:, self.incoming(j)], np.eye(A)[x]], axis=1)
+            weights = m[1:T + 1, j]
+            diag[j] = (inputs ** 2 * weights[:, None]).sum(axis=0) + eps
+            cross[j] = (inputs * weights[:, None]).sum(axis=0)
+        return diag, cross
+
+
 # -- metrics and updates (eq. 18-21, 26-29, 34-35) ---------------------------------------------
 
 
@@ -286,6 +314,12 @@ def writing_hessian(net: Network, x: np.ndarray, run: Run, chi: np.ndarray | Non
     h_cross = a.T @ weight  # row 0 is h_00 - eps (a_0 = 1)
     h_diag[0] = weight.sum(axis=0) + eps
     return h_diag, h_cross
+
+
+def quasi_diagonal_last(grad: np.ndarray, diag: np.ndarray, cross: np.ndarray) -> np.ndarray:
+    """:func:`quasi_diagonal_step` along the last axis."""
+    return np.moveaxis(quasi_diagonal_step(np.moveaxis(grad, -1, 0), np.moveaxis(diag, -1, 0),
+                                           np.moveaxis(cross, -1, 0)), 0, -1)
 
 
 def quasi_diagonal_step(grad: np.ndarray, diag: np.ndarray, cross: np.ndarray) -> np.ndarray:
@@ -305,8 +339,11 @@ def writing_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, method
     """
     if method == "plain":
         return grads.W
-    damping = None if eps is None else np.full(net.alphabet_size, eps)
-    h_diag, h_cross = writing_hessian(net, x, run, chi, damping)
+    if eps is None:
+        damping = np.bincount(x, minlength=net.alphabet_size) / len(x) + np.finfo(float).eps
+    else:
+        damping = np.full(net.alphabet_size, eps)
+    h_diag, h_cross = net.writing_stats(x, run, chi, damping)
     if method == "dh":
         return grads.W / h_diag
     if method == "qdh":
@@ -356,27 +393,23 @@ def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, met
     m = net.modulus(x, run, grads, base, chi)
     tau = np.zeros_like(net.tau)
     rho = None if net.rho is None else np.zeros_like(net.rho)
-    for j in range(1, N + 1):
-        if net.kind == "rnn":
-            # Inputs of unit j: its incoming activities (tau) and one indicator per symbol
-            # (rho); quasi-diagonal with the bias unit as the reference (000 Sect. 4).
-            inputs = np.concatenate([run.a[:T][:, net.incoming(j)], np.eye(A)[x]], axis=1)
-            weights = m[1:T + 1, j]
-            diag = (inputs ** 2 * weights[:, None]).sum(axis=0) + eps
-            cross = (inputs * weights[:, None]).sum(axis=0)
-            grad = np.concatenate([grads.tau[j], grads.rho[j]])
-            step = quasi_diagonal_step(grad[:, None], diag[:, None], cross[:, None])[:, 0]
-            k = len(net.incoming(j))
-            tau[j], rho[j] = step[:k], step[k:]
-            continue
-        for y in range(A):
-            M = transition_metric(net, x, run, m, j, y, eps)
-            G = grads.tau[j, :, y]
-            if quasi:
-                tau[j, :, y] = quasi_diagonal_step(G[:, None], np.diag(M)[:, None],
-                                                   M[0][:, None])[:, 0]
-            else:
-                tau[j, :, y] = np.linalg.solve(M, G)  # eq. 27
+    first, second = net.transition_stats(x, run, m, eps)
+    if net.kind == "rnn":
+        # Inputs of unit j: its incoming activities (tau) and one indicator per symbol (rho),
+        # quasi-diagonal with the bias as the reference (as 000 Sect. 4 does for RNNs).
+        K = net.tau.shape[1]
+        grad = np.concatenate([grads.tau, grads.rho], axis=1)
+        step = quasi_diagonal_last(grad[1:], first[1:], second[1:])
+        tau[1:], rho[1:] = step[:, :K], step[:, K:]
+    else:
+        G = np.moveaxis(grads.tau[1:], 1, 2)  # (N, A, K)
+        M = first[1:]  # (N, A, K, K)
+        if quasi:
+            diag = np.diagonal(M, axis1=2, axis2=3)
+            step = quasi_diagonal_last(G, diag, M[:, :, 0, :])
+        else:
+            step = np.linalg.solve(M, G[..., None])[..., 0]  # eq. 27
+        tau[1:] = np.moveaxis(step, 2, 1)
     V0 = grads.V0 / (m[0] + eps)  # eq. 29
     V0[0] = 0.0
     return tau, rho, V0
@@ -414,16 +447,26 @@ def _apply(net: Network, direction, rate: float, part: str) -> Network:
     return new
 
 
-def train(net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
-          chi: np.ndarray | None = None) -> TrainResult:
-    """Alternate w and (tau, V0) steps, starting with w; each step is kept only if it raises
-    the log-likelihood (then its rate x1.1), else undone and its rate halved (Sect. 2)."""
-    rates = {"w": 1.0 / net.n_units, "tau": 1.0 / net.n_units}
-    run = net.forward(x, chi)
-    result = TrainResult(net, [run.log_likelihood])
-    rms = None
-    for _ in range(config.iterations):
+class Trainer:
+    """Resumable training: each :meth:`step` is one w step then one (tau, V0) step (Sect. 2).
+
+    A step is kept only if it raises the training log-likelihood (its rate then x1.1); otherwise
+    it is undone and its rate halved.  Rates start at 1/N.
+    """
+
+    def __init__(self, net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
+                 chi: np.ndarray | None = None) -> None:
+        self.net, self.x, self.config, self.chi = net, x, config, chi
+        self.rates = {"w": 1.0 / net.n_units, "tau": 1.0 / net.n_units}
+        self.run = net.forward(x, chi)
+        self.history = [self.run.log_likelihood]
+        self.rms = None
+        self.steps = 0
+
+    def step(self) -> None:
+        config, x, chi = self.config, self.x, self.chi
         for part in ("w", "tau"):
+            net, run = self.net, self.run
             grads = net.backward(x, run, chi)
             if part == "w":
                 direction = writing_step(net, x, run, grads, config.writing, chi,
@@ -432,21 +475,29 @@ def train(net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
                 if config.transition == "rms":
                     flat = np.concatenate([grads.tau.ravel()] + (
                         [] if grads.rho is None else [grads.rho.ravel()]))
-                    rms = flat ** 2 if rms is None else \
-                        config.rms_decay * rms + (1 - config.rms_decay) * flat ** 2
+                    self.rms = flat ** 2 if self.rms is None else \
+                        config.rms_decay * self.rms + (1 - config.rms_decay) * flat ** 2
                 direction = transition_step(net, x, run, grads, config.transition, chi,
-                                            config.eps, rms)
-            candidate = _apply(net, direction, rates[part], part)
+                                            config.eps, self.rms)
+            candidate = _apply(net, direction, self.rates[part], part)
             candidate_run = candidate.forward(x, chi)
             if np.isfinite(candidate_run.log_likelihood) and \
                     candidate_run.log_likelihood > run.log_likelihood:
-                net, run = candidate, candidate_run
-                rates[part] *= 1.1
-                result.history.append(run.log_likelihood)
+                self.net, self.run = candidate, candidate_run
+                self.rates[part] *= 1.1
+                self.history.append(candidate_run.log_likelihood)
             else:
-                rates[part] /= 2
-    result.network = net
-    return result
+                self.rates[part] /= 2
+        self.steps += 1
+
+
+def train(net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
+          chi: np.ndarray | None = None) -> TrainResult:
+    """``config.iterations`` steps of :class:`Trainer`, starting with w."""
+    trainer = Trainer(net, x, config, chi)
+    for _ in range(config.iterations):
+        trainer.step()
+    return TrainResult(trainer.net, trainer.history)
 
 
 def score_bits(net: Network, x: np.ndarray, chi: np.ndarray | None = None) -> float:

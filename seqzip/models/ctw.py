@@ -26,7 +26,9 @@ class CTWConfig:
     # Trofimov.  1/8 measured 0.05 bpc better than 1/2 on English text (the rare-symbol mass
     # of KT is too large for text contexts, as Willems et al. also note).
     estimator: str = "kt"  # "kt", or "zr": Willems' zero-redundancy estimator built on it
-    count_limit: int = 1023  # both counts of a node are halved when their sum reaches this
+    count_limit: int = 65535  # counts are halved when their sum reaches this.  65535 (only to
+    # avoid overflow) is textbook CTW: halving at 1023 cost 26 bits per 10 a^n b^n blocks and
+    # gained < 0.001 bpc on text (benchmarks/ctw_sweep.py).
     memory_mb: int = 512  # budget of the context tree, MiB
     when_full: str = "freeze"  # "freeze": stop adding contexts; "reset": start a new tree
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Reproduce Ollivier 000 Table 1 here: regret on validation sequences, methods side by side.
+
+    python benchmarks/table1.py --budget 600 --methods glnn-qdh-rbpm --problems insertions,music,anbn
+    python benchmarks/table1.py --budget 120 --jobs 2 --json table1.json
+
+Each (problem, method) runs in its own process (``--jobs`` at a time); the budget is CPU
+seconds per method and problem, shared by the method's scan over network sizes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from concurrent.futures import ProcessPoolExecutor
+
+from seqzip import table1
+
+
+def one(args):
+    problem, method, budget, seed = args
+    methods = [method] if method else []
+    rows = table1.run_table([problem], methods, budget=budget, seed=seed)
+    return rows if not method else [r for r in rows if r["method"] == method]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--budget", type=float, default=600.0, help="CPU seconds per method")
+    parser.add_argument("--problems", default=",".join(table1.PROBLEMS))
+    parser.add_argument("--methods", default=",".join(table1.METHODS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    problems = args.problems.split(",")
+    jobs = [(p, None, 0, args.seed) for p in problems]  # the sanity rows
+    jobs += [(p, m, args.budget, args.seed) for p in problems for m in args.methods.split(",")]
+    with ProcessPoolExecutor(args.jobs) as pool:
+        rows = [r for part in pool.map(one, jobs) for r in part]
+    order = {p: i for i, p in enumerate(problems)}
+    rows.sort(key=lambda r: order[r["problem"]])
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, budget {args.budget:.0f} CPU s per "
+          f"method and problem, seed {args.seed}")
+    print(table1.format_table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2, default=float)
+
+
+if __name__ == "__main__":
+    main()

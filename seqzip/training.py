@@ -1,0 +1,179 @@
+"""Offline training of GLNN, GNN and RNN (000 Sect. 2) within a CPU budget; model files.
+
+``fit`` scans network sizes as the paper did (4 units upwards by factors of sqrt 2; d = 3 and
+the semi-sparse d = sqrt(2 #A) for GLNN/GNN, #A for the RNN) unless a size is given.  The
+paper gave every setting its own time; here one budget covers the scan, spent by successive
+halving: every setting trains for a slice, the better half (by best validation bits so far)
+trains on, and so on.  Each setting keeps its network of best validation score (early stop).
+
+    >>> x = np.array([0, 1, 2, 1] * 40, dtype=np.int64)
+    >>> model = fit("glnn-qdh-rbpm", x, x[:40], 3, budget=1.0, sizes=[4])
+    >>> bool(model.validation_bits < 40 * np.log2(3))
+    True
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .glnn import FastNetwork, TrainConfig, Trainer, score_bits
+
+METHODS = {  # name: (model, writing method, transition method)
+    "glnn-qdh-rbpm": ("glnn", "qdh", "rbpm"),
+    "glnn-qdh-ruop": ("glnn", "qdh", "ruop"),
+    "glnn-qdh-qdrbpm": ("glnn", "qdh", "qdrbpm"),
+    "glnn-qdh-qdruop": ("glnn", "qdh", "qdruop"),
+    "gnn-qdh-ruop": ("gnn", "qdh", "ruop"),
+    "gnn-qdh-rbpm": ("gnn", "qdh", "rbpm"),
+    "rnn-qdh-qdruop": ("rnn", "qdh", "qdruop"),
+    "rnn-qdh-qdrbpm": ("rnn", "qdh", "qdrbpm"),
+    "rnn-dh-fb": ("rnn", "dh", "fb"),
+    "rnn-dh-rms": ("rnn", "dh", "rms"),
+    "gnn-dh-fb": ("gnn", "dh", "fb"),
+    "glnn-dh-fb": ("glnn", "dh", "fb"),
+}
+MODEL_FILE_MAGIC = "seqzip-model-1"
+
+
+def encode(data: bytes, alphabet: list[int]) -> np.ndarray:
+    """Bytes to indices into ``alphabet`` (a sorted list of byte values)."""
+    lut = np.full(256, -1, dtype=np.int64)
+    lut[alphabet] = np.arange(len(alphabet))
+    x = lut[np.frombuffer(data, dtype=np.uint8)]
+    if (x < 0).any():
+        raise ValueError("data holds bytes outside the model's alphabet")
+    return x
+
+
+def network_sizes(max_units: int) -> list[int]:
+    """4, 6, 8, 11, 16, 23, 32, ... up to ``max_units`` (factors of sqrt 2, rounded)."""
+    sizes, n = [], 4.0
+    while round(n) <= max_units:
+        if round(n) not in sizes:
+            sizes.append(int(round(n)))
+        n *= math.sqrt(2)
+    return sizes
+
+
+@dataclass
+class Candidate:
+    n_units: int
+    d: int
+    trainer: Trainer
+    best_bits: float = math.inf
+    best_network: FastNetwork | None = None
+    best_step: int = 0
+    seconds: float = 0.0
+    trajectory: list = field(default_factory=list)  # (step, validation bits)
+
+
+@dataclass
+class FitResult:
+    method: str
+    network: FastNetwork  # the best network found (by validation bits)
+    validation_bits: float
+    best: Candidate
+    candidates: list
+    seconds: float
+
+    def summary(self) -> dict:
+        return {"validation_bits": self.validation_bits, "n_units": self.best.n_units,
+                "d": self.best.d, "steps": self.best.trainer.steps,
+                "best_step": self.best.best_step, "seconds": self.seconds,
+                "settings": [(c.n_units, c.d, c.trainer.steps, c.best_bits)
+                             for c in self.candidates]}
+
+
+def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: int,
+        budget: float, sizes: list[int] | None = None, seed: int = 0,
+        connectivity: list[int] | None = None, eval_every: int = 2) -> FitResult:
+    """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+    kind, writing, transition = METHODS[method]
+    semi = max(3, round(math.sqrt(2 * alphabet_size))) if kind != "rnn" else alphabet_size
+    sizes = sizes or network_sizes(64 if len(train_x) > 20_000 else 32)
+    config = TrainConfig(writing=writing, transition=transition)
+    candidates = []
+    for n in sizes:
+        for d in sorted({min(c, n) for c in (connectivity or (3, semi))}):
+            net = FastNetwork.initial(kind, n_units=n, d=d, x=train_x,
+                                      alphabet_size=alphabet_size, seed=seed)
+            candidates.append(Candidate(n, d, Trainer(net, train_x, config)))
+    start = time.process_time()
+    rounds = max(1, int(math.log2(len(candidates))) + 1)
+    alive = list(candidates)
+    for r in range(rounds):
+        remaining = budget - (time.process_time() - start)
+        if remaining <= 0:
+            break
+        share = remaining / len(alive) / (rounds - r)
+        for cand in alive:
+            left = budget - (time.process_time() - start)
+            _train_for(cand, valid_x, min(share, left), eval_every)
+        alive.sort(key=lambda c: c.best_bits)
+        alive = alive[:max(1, len(alive) // 2)]
+    best = min(candidates, key=lambda c: c.best_bits)
+    return FitResult(method, best.best_network, best.best_bits, best, candidates,
+                     time.process_time() - start)
+
+
+def _train_for(cand: Candidate, valid_x: np.ndarray, seconds: float, eval_every: int) -> None:
+    start = time.process_time()
+    if not cand.trajectory:
+        cand.best_bits = score_bits(cand.trainer.net, valid_x)
+        cand.best_network = cand.trainer.net
+        cand.trajectory.append((0, cand.best_bits))
+    while time.process_time() - start < seconds:
+        cand.trainer.step()
+        if cand.trainer.steps % eval_every == 0:
+            bits = score_bits(cand.trainer.net, valid_x)
+            cand.trajectory.append((cand.trainer.steps, bits))
+            if bits < cand.best_bits:  # early stopping: remember the best point
+                cand.best_bits, cand.best_step = bits, cand.trainer.steps
+                cand.best_network = cand.trainer.net
+    cand.seconds += time.process_time() - start
+
+
+# -- model files --------------------------------------------------------------------------------
+
+
+def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> str:
+    """Write a .sqm model file (numpy .npz, no pickles) to a path or binary file object;
+    return its SHA-256."""
+    meta = {"magic": MODEL_FILE_MAGIC, "kind": network.kind, "activation": network.activation,
+            "alphabet": list(map(int, alphabet)), "info": info}
+    arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+              "sources": network.sources, "w": network.w, "tau": network.tau, "V0": network.V0}
+    if network.rho is not None:
+        arrays["rho"] = network.rho
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    data = buffer.getvalue()
+    if hasattr(path, "write"):
+        path.write(data)
+    else:
+        with open(path, "wb") as f:
+            f.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_model(path: str | os.PathLike) -> tuple[FastNetwork, list[int], dict]:
+    """Read a .sqm file; raises ValueError when it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            if meta.get("magic") != MODEL_FILE_MAGIC:
+                raise ValueError("not a seqzip model file")
+            net = FastNetwork(meta["kind"], z["sources"], z["w"], z["tau"], z["V0"],
+                              z["rho"] if "rho" in z.files else None, meta["activation"])
+    except (OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a seqzip model file: {exc}") from None
+    return net, meta["alphabet"], meta["info"]
