@@ -33,6 +33,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--xor", action="store_true", help="also the distant-XOR run")
+    parser.add_argument("--xor-lines", type=int, default=1000)
     args = parser.parse_args()
     problems = args.problems.split(",")
     jobs = [(p, None, 0, args.seed) for p in problems]  # the sanity rows
@@ -44,9 +46,13 @@ def main() -> None:
     print(f"# {platform.machine()}, {os.cpu_count()} cores, budget {args.budget:.0f} CPU s per "
           f"method and problem, seed {args.seed}")
     print(table1.format_table(rows))
+    xor = None
+    if args.xor:
+        xor = table1.xor_run(args.budget, n_lines=args.xor_lines, seed=args.seed)
+        print(table1.format_xor(xor))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2, default=float)
+            json.dump({"rows": rows, "xor": xor}, f, indent=2, default=float)
 
 
 if __name__ == "__main__":

@@ -335,15 +335,21 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
         from . import table1 as table1_module
 
         methods = method_names.split(",") if method_names else list(table1_module.METHODS)
+        wanted = problems.split(",")
         unknown = [m for m in methods if m not in table1_module.METHODS]
-        bad_problems = [p for p in problems.split(",") if p not in table1_module.PROBLEMS]
+        bad_problems = [p for p in wanted if p not in table1_module.PROBLEMS + ("xor",)]
         if unknown or bad_problems:
             raise UserError(f"unknown methods {unknown} or problems {bad_problems}")
-        rows = table1_module.run_table(problems.split(","), methods, budget=budget,
-                                       progress=None if as_json else
+        rows = table1_module.run_table([p for p in wanted if p != "xor"], methods,
+                                       budget=budget, progress=None if as_json else
                                        lambda msg: click.echo(msg, err=True))
-        click.echo(json.dumps(rows, indent=2, default=float) if as_json else
-                   table1_module.format_table(rows))
+        xor = table1_module.xor_run(budget) if "xor" in wanted else None
+        if as_json:
+            click.echo(json.dumps({"rows": rows, "xor": xor}, indent=2, default=float))
+        else:
+            click.echo(table1_module.format_table(rows))
+            if xor:
+                click.echo(table1_module.format_xor(xor))
         return 0
     if (train_path is None) != (validation_path is None):
         raise click.UsageError("--train and --validation go together")

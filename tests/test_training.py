@@ -69,3 +69,9 @@ def test_table1_rows_and_regret():
         assert r["regret_bits"] == pytest.approx(r["validation_bits"] - r["true_bits"])
         assert r["true_bits"] == 30.0  # three blocks of 10 bits
     assert "regret" in table1.format_table(rows)
+
+
+def test_xor_run_reports_error_rate():
+    result = table1.xor_run(budget=1.0, n_lines=30, n_units=4)
+    assert result["chance_bits"] == 30.0 and 0.0 <= result["error_rate"] <= 1.0
+    assert result["steps"] >= 1 and "error rate" in table1.format_xor(result)
