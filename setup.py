@@ -23,7 +23,7 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-MODULES = ["_core", "_ctw", "_glnn"]
+MODULES = ["_core", "_ctw", "_glnn", "_online"]
 
 extensions = [
     Extension(

@@ -62,7 +62,9 @@ INPUTS = {
 @pytest.mark.parametrize("level", [1, 6, 9])
 @pytest.mark.parametrize("kind", sorted(INPUTS))
 def test_streams_cross_between_builds(o0_build, tmp_path, model, level, kind):
-    data = INPUTS[kind]
+    # The neural model runs at ~25 KB/s (and an -O0 build slower): a shorter input keeps CI
+    # fast while still covering many transition steps.
+    data = INPUTS[kind][:20_000] if model == "glnn" else INPUTS[kind]
     src = tmp_path / "input"
     src.write_bytes(data)
     run_other(o0_build, "compress", model, str(level), str(src))

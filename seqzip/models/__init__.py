@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from .base import Model, config_from_bytes, config_to_bytes
 from .ctw import CTWConfig, CTWModel
+from .glnn import GLNNConfig, GLNNModel
 from .order2 import Order2Config, Order2Model
 
 DEFAULT_MODEL = "order2"
@@ -45,6 +46,8 @@ register(ModelSpec("order2", 1, Order2Config, Order2Model,
                    "adaptive order-2 context model blended to orders 1 and 0"))
 register(ModelSpec("ctw", 2, CTWConfig, CTWModel,
                    "context-tree weighting over bytes, binary decomposition, KT estimators"))
+register(ModelSpec("glnn", 3, GLNNConfig, GLNNModel,
+                   "gated leaky neural network trained online with Ollivier's metrics"))
 
 
 

@@ -1,0 +1,315 @@
+# cython: language_level=3
+"""Online GLNN for the coding loop: Ollivier's model and metrics applied while coding.
+
+Per symbol: ``predict`` is the softmax of a.w (eq. 14); ``update(x)`` updates the writing
+weights with the quasi-diagonal inverse of a decayed running Hessian (eq. 17-21, one sample per
+symbol), records the step in the window, and moves the state (Def. 5).  Every ``interval``
+symbols the transition weights take one Riemannian step on the last ``window`` symbols: truncated
+BPTT from the stored state at the window's start (eq. 22, 25), the RUOP or RBPM modulus (eq.
+23-24), the metric of eq. 26 added to a running sum decayed by ``decay`` per window, and
+tau += rate M^-1 G (full d x d solve, eq. 27-28, or quasi-diagonal, eq. 34-35); the step is kept
+if it raises the window's log-likelihood (rate x1.1), otherwise undone (rate /2).
+
+Everything runs in fixed-order loops with seqzip's deterministic exp/log/tanh: the encoder and
+the decoder, whatever their build, compute the same bits.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport sqrt  # IEEE 754 rounds sqrt correctly: the same bits everywhere
+from libc.stdint cimport int64_t
+
+from seqzip._detmath cimport det_exp, det_tanh
+from seqzip import _glnn
+
+cnp.import_array()
+
+
+cdef void _qd_solve(const double* grad, const double* diag, const double* cross, double* out,
+                    Py_ssize_t n, Py_ssize_t stride) noexcept nogil:
+    """Quasi-diagonal inverse (eq. 34-35) along a strided axis; index 0 is the bias."""
+    cdef Py_ssize_t i
+    cdef double m00 = diag[0], g0 = grad[0], bias = g0 / m00, c, step
+    for i in range(1, n):
+        c = cross[i * stride]
+        step = (grad[i * stride] - g0 * c / m00) / (diag[i * stride] - c * c / m00)
+        out[i * stride] = step
+        bias = bias - c / m00 * step
+    out[0] = bias
+
+
+cdef int _cholesky_solve(double* M, double* b, Py_ssize_t n) noexcept nogil:
+    """Solve M x = b in place (b <- x) for symmetric positive-definite M (overwritten)."""
+    cdef Py_ssize_t i, j, k
+    cdef double s
+    for j in range(n):
+        s = M[j * n + j]
+        for k in range(j):
+            s = s - M[j * n + k] * M[j * n + k]
+        if s <= 0.0:
+            return -1
+        M[j * n + j] = sqrt(s)
+        for i in range(j + 1, n):
+            s = M[i * n + j]
+            for k in range(j):
+                s = s - M[i * n + k] * M[j * n + k]
+            M[i * n + j] = s / M[j * n + j]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s = s - M[i * n + k] * b[k]
+        b[i] = s / M[i * n + i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s = s - M[k * n + i] * b[k]
+        b[i] = s / M[i * n + i]
+    return 0
+
+
+cdef double FLOOR = 1.0 / 65536  # uniform mass mixed into every prediction
+
+
+cdef class OnlineGLNN:
+    cdef readonly Py_ssize_t n_units, n_incoming, alphabet_size, window, interval
+    cdef readonly double rate_w, rate_tau
+    cdef double decay, eps, writing_decay, writing_eps
+    cdef int rbpm, full
+    cdef cnp.ndarray incoming, w, tau, tau_saved, h_diag, h_cross, M, Mw
+    cdef cnp.ndarray V, a, probs, raw, xs, starts, V0
+    cdef Py_ssize_t filled, pos, since_update
+    cdef readonly long steps_kept, steps_undone
+    cdef bint predicted
+
+    def __init__(self, incoming, w, tau, V0, Py_ssize_t window, Py_ssize_t interval,
+                 double decay, double eps, double writing_decay, double writing_eps,
+                 bint rbpm, bint full, double rate_w, double rate_tau,
+                 double writing_prior=256.0):
+        self.incoming = np.ascontiguousarray(incoming, dtype=np.int64)
+        self.w = np.ascontiguousarray(w, dtype=np.float64).copy()
+        self.tau = np.ascontiguousarray(tau, dtype=np.float64).copy()
+        self.tau_saved = self.tau.copy()
+        self.V0 = np.ascontiguousarray(V0, dtype=np.float64).copy()
+        N = self.incoming.shape[0] - 1
+        K = self.incoming.shape[1]
+        A = self.w.shape[1]
+        self.n_units, self.n_incoming, self.alphabet_size = N, K, A
+        self.window, self.interval = window, interval
+        self.decay, self.eps = decay, eps
+        self.writing_decay, self.writing_eps = writing_decay, writing_eps
+        self.rbpm, self.full = rbpm, full
+        self.rate_w, self.rate_tau = rate_w, rate_tau
+        # Prior curvature worth ``writing_prior`` samples at the uniform distribution, with
+        # activities of variance 1/4 uncorrelated with the bias: without it the first steps
+        # are Newton steps on single samples and saturate the softmax.
+        v0 = (1.0 / A) * (1.0 - 1.0 / A)
+        self.h_diag = np.full((N + 1, A), writing_prior * v0 * 0.25)
+        self.h_diag[0] = writing_prior * v0
+        self.h_cross = np.zeros((N + 1, A))
+        self.M = np.zeros((N + 1, A, K, K))
+        self.Mw = np.zeros((N + 1, A, K, K))
+        self.V = self.V0.copy()
+        self.a = np.empty(N + 1)
+        self._activate()
+        self.probs = np.empty(A)
+        self.raw = np.empty(A)  # the softmax itself, for the gradients
+        self.xs = np.zeros(window, dtype=np.int64)
+        self.starts = np.zeros((window, N + 1))
+        self.filled = 0
+        self.pos = 0
+        self.since_update = 0
+        self.steps_kept = 0
+        self.steps_undone = 0
+        self.predicted = False
+
+    cdef void _activate(self):
+        cdef double[::1] V = self.V, a = self.a
+        cdef Py_ssize_t j
+        a[0] = 1.0
+        for j in range(1, V.shape[0]):
+            a[j] = det_tanh(V[j])
+
+    def predict(self):
+        """Distribution of the next symbol: float64, C-contiguous, shape (A,).
+
+        The softmax mixed with a uniform floor of total mass FLOOR, so that no symbol ever
+        costs more than log2(A / FLOOR) bits.
+        """
+        cdef double[:, ::1] w = self.w
+        cdef double[::1] a = self.a, p = self.raw, out = self.probs
+        cdef Py_ssize_t i, y, N = self.n_units, A = self.alphabet_size
+        cdef double e, top, total = 0.0
+        for y in range(A):
+            e = 0.0
+            for i in range(N + 1):
+                e = e + a[i] * w[i, y]
+            p[y] = e
+        top = p[0]
+        for y in range(1, A):
+            if p[y] > top:
+                top = p[y]
+        for y in range(A):
+            p[y] = det_exp(p[y] - top)
+            total = total + p[y]
+        for y in range(A):
+            p[y] = p[y] / total
+            out[y] = (1.0 - FLOOR) * p[y] + FLOOR / A
+        self.predicted = True
+        return self.probs
+
+    def update(self, Py_ssize_t symbol):
+        """Learn ``symbol``: writing step, record, state transition, periodic tau step."""
+        if symbol < 0 or symbol >= self.alphabet_size:
+            raise ValueError(f"symbol {symbol} outside alphabet of size {self.alphabet_size}")
+        if not self.predicted:
+            self.predict()
+        self.predicted = False
+        self._writing_step(symbol)
+        self._record(symbol)
+        self._transition(symbol)
+        self.since_update += 1
+        if self.since_update >= self.interval and self.filled == self.window:
+            self.since_update = 0
+            self._transition_step()
+
+    cdef void _writing_step(self, Py_ssize_t x):
+        cdef double[:, ::1] w = self.w, hd = self.h_diag, hc = self.h_cross
+        cdef double[::1] a = self.a, p = self.raw
+        cdef Py_ssize_t i, y, N = self.n_units, A = self.alphabet_size
+        cdef double gamma = self.writing_decay, v, m00, g0, bias, c, step, target
+        for y in range(A):
+            v = p[y] * (1.0 - p[y])
+            target = (1.0 if y == x else 0.0) - p[y]
+            for i in range(N + 1):
+                hd[i, y] = gamma * hd[i, y] + a[i] * a[i] * v
+                hc[i, y] = gamma * hc[i, y] + a[i] * v
+            # quasi-diagonal inverse of the running Hessian applied to this symbol's gradient
+            m00 = hd[0, y] + self.writing_eps
+            g0 = target
+            bias = g0 / m00
+            for i in range(1, N + 1):
+                c = hc[i, y]
+                step = (a[i] * target - g0 * c / m00) / (hd[i, y] + self.writing_eps
+                                                         - c * c / m00)
+                w[i, y] = w[i, y] + self.rate_w * step
+                bias = bias - c / m00 * step
+            w[0, y] = w[0, y] + self.rate_w * bias
+
+    cdef void _record(self, Py_ssize_t x):
+        cdef double[:, ::1] starts = self.starts
+        cdef double[::1] V = self.V
+        cdef int64_t[::1] xs = self.xs
+        cdef Py_ssize_t j
+        xs[self.pos] = x
+        for j in range(self.n_units + 1):
+            starts[self.pos, j] = V[j]
+        self.pos = (self.pos + 1) % self.window
+        if self.filled < self.window:
+            self.filled += 1
+
+    cdef void _transition(self, Py_ssize_t x):
+        cdef double[:, :, ::1] tau = self.tau
+        cdef int64_t[:, ::1] inc = self.incoming
+        cdef double[::1] V = self.V, a = self.a
+        cdef Py_ssize_t j, k
+        cdef double s
+        for j in range(1, self.n_units + 1):
+            s = V[j]
+            for k in range(self.n_incoming):
+                s = s + tau[j, k, x] * a[inc[j, k]]
+            V[j] = s
+        self._activate()
+
+    def _window(self):
+        """The last ``window`` symbols in time order and the state before the first."""
+        order = (np.arange(self.window) + self.pos) % self.window
+        return np.ascontiguousarray(self.xs[order]), np.ascontiguousarray(
+            self.starts[order[0]])
+
+    cdef double _window_loglik(self, x, start, V, a, pi):
+        return _glnn.forward(0, 0, self.incoming, self.w, self.tau, np.zeros((1, 1)), start,
+                             x, np.ones(len(x)), V, a, pi)
+
+    def _transition_step(self):
+        cdef Py_ssize_t L = self.window, N = self.n_units, K = self.n_incoming
+        cdef Py_ssize_t A = self.alphabet_size, j, y, k, l
+        x, start = self._window()
+        V = np.zeros((L + 1, N + 1))
+        a = np.zeros((L + 1, N + 1))
+        pi = np.zeros((L, A))
+        before = self._window_loglik(x, start, V, a, pi)
+        B = np.zeros((L + 1, N + 1))
+        W = np.zeros((N + 1, A))
+        G = np.zeros((N + 1, K, A))
+        _glnn.backward(0, 0, self.incoming, self.w, self.tau, x, np.ones(L), a, pi, B, W, G,
+                       np.zeros((N + 1, A)))
+        if self.rbpm:
+            m = np.zeros((L + 1, N + 1))
+            _glnn.modulus_rbpm(0, 0, self.incoming, self.w, self.tau, x, np.ones(L), a, pi, m)
+        else:
+            m = np.ascontiguousarray(B * B)
+        _glnn.transition_metrics(0, self.incoming, x, a, m, 0.0, self.Mw)
+        cdef double[:, :, :, ::1] M = self.M, Mw = self.Mw
+        cdef double[:, :, ::1] g = G, tau = self.tau, saved = self.tau_saved
+        cdef double[::1] grad = np.empty(K), diag = np.empty(K), cross = np.empty(K)
+        cdef double[::1] step = np.empty(K), work = np.empty(K * K)
+        cdef double decay = self.decay, eps = self.eps, rate = self.rate_tau
+        for j in range(1, N + 1):
+            for y in range(A):
+                for k in range(K):
+                    for l in range(K):
+                        M[j, y, k, l] = decay * M[j, y, k, l] + Mw[j, y, k, l]
+        saved[:, :, :] = tau
+        for j in range(1, N + 1):
+            for y in range(A):
+                for k in range(K):
+                    grad[k] = g[j, k, y]
+                    diag[k] = M[j, y, k, k] + eps
+                    cross[k] = M[j, y, 0, k]
+                if self.full:
+                    for k in range(K):
+                        step[k] = grad[k]
+                        for l in range(K):
+                            work[k * K + l] = M[j, y, k, l] + (eps if k == l else 0.0)
+                    if _cholesky_solve(&work[0], &step[0], K) != 0:
+                        _qd_solve(&grad[0], &diag[0], &cross[0], &step[0], K, 1)
+                else:
+                    _qd_solve(&grad[0], &diag[0], &cross[0], &step[0], K, 1)
+                for k in range(K):
+                    tau[j, k, y] = tau[j, k, y] + rate * step[k]
+        after = self._window_loglik(x, start, V, a, pi)
+        if after >= before:  # a tie keeps the step: else tiny rates halve forever
+            self.rate_tau = self.rate_tau * 1.1
+            self.steps_kept += 1
+        else:
+            tau[:, :, :] = saved
+            self.rate_tau = self.rate_tau * 0.5
+            self.steps_undone += 1
+
+    def py_window_objective(self, tau=None):
+        """Test hook: the current window's log-likelihood (natural log) under ``tau`` (default:
+        the current transition weights), from the stored state at the window's start."""
+        x, start = self._window()
+        L, N, A = self.window, self.n_units, self.alphabet_size
+        saved = self.tau
+        if tau is not None:
+            self.tau = np.ascontiguousarray(tau, dtype=np.float64)
+        try:
+            return self._window_loglik(x, start, np.zeros((L + 1, N + 1)),
+                                       np.zeros((L + 1, N + 1)), np.zeros((L, A)))
+        finally:
+            self.tau = saved
+
+    def py_window_gradient(self):
+        """Test hook: d(window log-likelihood)/d tau by truncated BPTT over the window."""
+        x, start = self._window()
+        L, N, A, K = self.window, self.n_units, self.alphabet_size, self.n_incoming
+        V, a, pi = np.zeros((L + 1, N + 1)), np.zeros((L + 1, N + 1)), np.zeros((L, A))
+        self._window_loglik(x, start, V, a, pi)
+        G = np.zeros((N + 1, K, A))
+        _glnn.backward(0, 0, self.incoming, self.w, self.tau, x, np.ones(L), a, pi,
+                       np.zeros((L + 1, N + 1)), np.zeros((N + 1, A)), G, np.zeros((N + 1, A)))
+        return G
+
+    def parameters(self):
+        """Copies of (w, tau, V, rates) for inspection and tests."""
+        return self.w.copy(), self.tau.copy(), self.V.copy(), (self.rate_w, self.rate_tau)
