@@ -131,14 +131,7 @@ cdef class CTWKernel:
             self.slots_max *= 2
         self.nodes_max = <uint32_t>min(min(memory_bytes // 8 // 7, self.slots_max // 2),
                                        <uint64_t>0x7FFFFFF0)
-        for i in range(N_CLASSES):
-            self.free_lists[i] = NULL
-        self.entries = NULL
-        self.node_block = NULL
-        self.node_count = NULL
-        self.node_class = NULL
-        self.child_keys = NULL
-        self.child_vals = NULL
+        # Pointer fields start NULL (Cython zero-fills a new object); _allocate releases first.
         self.kt_det[0] = 1.0
         for i in range(1, 65536):
             self.kt_det[i] = self.kt_det[i - 1] * ((i - 1) + alpha) / ((i - 1) + 2.0 * alpha)

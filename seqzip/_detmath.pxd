@@ -110,3 +110,24 @@ cdef inline double det_tanh(double x) noexcept nogil:
 
 cdef inline double det_logistic(double x) noexcept nogil:
     return 1.0 / (1.0 + det_exp(-x))
+
+
+cdef inline void det_softmax(const double* a, const double* w, double* out, Py_ssize_t n,
+                             Py_ssize_t A) noexcept nogil:
+    """out = softmax(a . w) for a (n,) and w (n, A) row-major, in a fixed order of operations."""
+    cdef Py_ssize_t i, y
+    cdef double e, top, total = 0.0
+    for y in range(A):
+        e = 0.0
+        for i in range(n):
+            e = e + a[i] * w[i * A + y]
+        out[y] = e
+    top = out[0]
+    for y in range(1, A):
+        if out[y] > top:
+            top = out[y]
+    for y in range(A):
+        out[y] = det_exp(out[y] - top)
+        total = total + out[y]
+    for y in range(A):
+        out[y] = out[y] / total

@@ -16,7 +16,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t
 
-from seqzip._detmath cimport det_exp, det_log, det_logistic, det_tanh
+from seqzip._detmath cimport det_exp, det_log, det_logistic, det_softmax, det_tanh
 
 cnp.import_array()
 
@@ -47,26 +47,6 @@ def py_tanh(double x):
     return det_tanh(x)
 
 
-cdef void _softmax(const double* a, const double[:, ::1] w, double* out, Py_ssize_t N,
-                   Py_ssize_t A) noexcept nogil:
-    cdef Py_ssize_t i, y
-    cdef double e, top, total = 0.0
-    for y in range(A):
-        e = 0.0
-        for i in range(N + 1):
-            e = e + a[i] * w[i, y]
-        out[y] = e
-    top = out[0]
-    for y in range(1, A):
-        if out[y] > top:
-            top = out[y]
-    for y in range(A):
-        out[y] = det_exp(out[y] - top)
-        total = total + out[y]
-    for y in range(A):
-        out[y] = out[y] / total
-
-
 def forward(int kind, int logistic, const int64_t[:, ::1] incoming, const double[:, ::1] w,
             const double[:, :, ::1] tau, const double[:, ::1] rho, const double[::1] V0,
             const int64_t[::1] x, const double[::1] chi,
@@ -84,7 +64,7 @@ def forward(int kind, int logistic, const int64_t[:, ::1] incoming, const double
                 a[t, j] = _act(logistic, V[t, j])
             if t == T:
                 break
-            _softmax(&a[t, 0], w, &pi[t, 0], N, A)
+            det_softmax(&a[t, 0], &w[0, 0], &pi[t, 0], N + 1, A)
             if chi[t] != 0.0:
                 loglik = loglik + chi[t] * det_log(pi[t, x[t]])
             c = x[t] if kind != RNN else 0

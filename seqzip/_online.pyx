@@ -18,7 +18,7 @@ cimport numpy as cnp
 from libc.math cimport sqrt  # IEEE 754 rounds sqrt correctly: the same bits everywhere
 from libc.stdint cimport int64_t
 
-from seqzip._detmath cimport det_exp, det_tanh
+from seqzip._detmath cimport det_softmax, det_tanh
 from seqzip import _glnn
 
 cnp.import_array()
@@ -136,22 +136,9 @@ cdef class OnlineGLNN:
         """
         cdef double[:, ::1] w = self.w
         cdef double[::1] a = self.a, p = self.raw, out = self.probs
-        cdef Py_ssize_t i, y, N = self.n_units, A = self.alphabet_size
-        cdef double e, top, total = 0.0
+        cdef Py_ssize_t y, A = self.alphabet_size
+        det_softmax(&a[0], &w[0, 0], &p[0], self.n_units + 1, A)
         for y in range(A):
-            e = 0.0
-            for i in range(N + 1):
-                e = e + a[i] * w[i, y]
-            p[y] = e
-        top = p[0]
-        for y in range(1, A):
-            if p[y] > top:
-                top = p[y]
-        for y in range(A):
-            p[y] = det_exp(p[y] - top)
-            total = total + p[y]
-        for y in range(A):
-            p[y] = p[y] / total
             out[y] = (1.0 - FLOOR) * p[y] + FLOOR / A
         self.predicted = True
         return self.probs
