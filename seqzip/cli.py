@@ -271,7 +271,7 @@ class _NullSink:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(files, as_json) -> int:
     """Show the header fields, ratio and bits per character of .sqz files."""
-    from .inspect import describe_file
+    from .streaminfo import describe_file
 
     failed, reports = False, []
     for path in files:
