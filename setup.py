@@ -1,8 +1,8 @@
 """Build of seqzip's Cython core.
 
 Determinism is part of the file format (SPEC section 2): the core is compiled without fast-math
-and without tuning for the build machine's CPU, and with -ffp-contract=off so that no a*b+c is fused into an FMA on
-one build and not on another.  SEQZIP_OPT overrides the optimisation level (e.g. ``-O0``) so
+and without tuning for the build machine's CPU, and with -ffp-contract=off so that no a*b+c is
+fused into an FMA on one build and not on another.  SEQZIP_OPT overrides the optimisation level (e.g. ``-O0``) so
 the tests can build a second core and check that streams cross between builds.
 """
 import os
