@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from seqzip import coder
+from seqzip.api import symbols_of
 from seqzip.models import create
 from seqzip.models.ctw import CTWConfig
 
@@ -25,10 +26,7 @@ TEXTS = ["alice29.txt", "lcet10.txt", "plrabn12.txt"]
 def measure(job):
     path, config = job
     data = open(path, "rb").read()
-    alphabet = sorted(set(data))
-    lut = np.zeros(256, dtype=np.uint8)
-    lut[alphabet] = np.arange(len(alphabet))
-    symbols = lut[np.frombuffer(data, dtype=np.uint8)]
+    symbols, alphabet = symbols_of(data)
     model = create("ctw", config, alphabet_size=len(alphabet), seed=0)
     start = time.perf_counter()
     bits = coder.log_loss_bits(model, symbols).sum()
@@ -42,7 +40,7 @@ def main() -> None:
     parser.add_argument("--depths", default="4,6,8,10")
     parser.add_argument("--alphas", default="0.5,0.25,0.125,0.0625")
     parser.add_argument("--estimators", default="kt,zr")
-    parser.add_argument("--limits", default="1023")
+    parser.add_argument("--limits", default="65535")
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
     args = parser.parse_args()
     files = args.files or [os.path.join(DEFAULT_DIR, "canterbury", f) for f in TEXTS]

@@ -14,18 +14,10 @@ import os
 import platform
 import time
 
-import numpy as np
-
 import seqzip
 from seqzip import coder, corpora
+from seqzip.api import symbols_of
 from seqzip.models import create, make_config
-
-
-def symbols_of(data: bytes):
-    alphabet = sorted(set(data))
-    lut = np.zeros(256, dtype=np.uint8)
-    lut[alphabet] = np.arange(len(alphabet))
-    return lut[np.frombuffer(data, dtype=np.uint8)], len(alphabet)
 
 
 def best_time(func, repeat: int) -> float:
@@ -52,7 +44,8 @@ def main() -> None:
     print(f"{'file':<20} {'model':<8} {'lvl':>3} {'size':>9} {'bpc':>7} {'overhead':>10} "
           f"{'comp sym/s':>11} {'dec sym/s':>11}")
     for name, data in inputs:
-        symbols, size = symbols_of(data)
+        symbols, alphabet = symbols_of(data)
+        size = len(alphabet)
         for model in args.models.split(","):
             for level in map(int, args.levels.split(",")):
                 packed = seqzip.compress(data, model=model, level=level)

@@ -77,6 +77,17 @@ class _SymbolMap:
         return self.to_byte[symbols].tobytes()
 
 
+def symbols_of(data: bytes) -> tuple[np.ndarray, bytes]:
+    """The alphabet indices (uint8) of ``data`` and its alphabet (the byte values present).
+
+        >>> symbols, alphabet = symbols_of(b"abca")
+        >>> symbols.tolist(), alphabet
+        ([0, 1, 2, 0], b'abc')
+    """
+    alphabet = bytes(sorted(set(data)))
+    return _SymbolMap(alphabet).symbols(data), alphabet
+
+
 def _read_exact(src: IO[bytes], n: int) -> bytes:
     parts, got = [], 0
     while got < n:

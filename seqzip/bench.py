@@ -110,15 +110,6 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     return rows
 
 
-def _symbols(data: bytes):
-    import numpy as np
-
-    alphabet = sorted(set(data))
-    lut = np.zeros(256, dtype=np.uint8)
-    lut[alphabet] = np.arange(len(alphabet))
-    return lut[np.frombuffer(data, dtype=np.uint8)], len(alphabet)
-
-
 def validation_bits(method: str, train: bytes, validation: bytes, *,
                     level: int = DEFAULT_LEVEL) -> float:
     """Bits spent on ``validation`` after ``train``: cost(train + validation) - cost(train).
@@ -139,8 +130,8 @@ def validation_bits(method: str, train: bytes, validation: bytes, *,
     from . import coder
     from .models import create, make_config
 
-    symbols, size = _symbols(train + validation)
-    model = create(method, make_config(method, level), alphabet_size=size, seed=0)
+    symbols, alphabet = api.symbols_of(train + validation)
+    model = create(method, make_config(method, level), alphabet_size=len(alphabet), seed=0)
     return float(coder.log_loss_bits(model, symbols)[len(train):].sum())
 
 

@@ -9,6 +9,7 @@ import contextlib
 import errno
 import json
 import os
+import pathlib
 import sys
 import tempfile
 from typing import IO, Callable, Iterator
@@ -400,20 +401,12 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
 
     if os.path.exists(output) and not force:
         raise UserError(f"{output} already exists (use -f to overwrite)")
-    data = b"".join(open(path, "rb").read() for path in files)
-    if validation_path:
-        validation = open(validation_path, "rb").read()
-    else:
-        cut = len(data) - max(1, len(data) // 10)
-        data, validation = data[:cut], data[cut:]
-    if len(data) < 2 or not validation:
-        raise UserError("not enough data to train on")
-    alphabet = sorted(set(data) | set(validation))
+    data = b"".join(pathlib.Path(path).read_bytes() for path in files)
+    validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
     try:
-        result = training.fit(method, training.encode(data, alphabet),
-                              training.encode(validation, alphabet), len(alphabet), budget,
-                              sizes=[units] if units else None, seed=seed,
-                              connectivity=[connectivity] if connectivity else None)
+        result, alphabet, n_validation = training.train_bytes(
+            data, validation, method=method, budget=budget, units=units,
+            connectivity=connectivity, seed=seed)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     summary = result.summary()
@@ -423,7 +416,7 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
                                      {"method": method, **summary})
     click.echo(f"{output}: {method}, {summary['n_units']} units, d={summary['d']}, "
                f"validation {result.validation_bits:.1f} bits "
-               f"({result.validation_bits / len(validation):.4f} per byte), "
+               f"({result.validation_bits / n_validation:.4f} per byte), "
                f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]}", err=True)
     return 0
 

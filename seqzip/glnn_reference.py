@@ -301,13 +301,12 @@ class Network:
 # -- metrics and updates (eq. 18-21, 26-29, 34-35) ---------------------------------------------
 
 
-def writing_hessian(net: Network, x: np.ndarray, run: Run, chi: np.ndarray | None = None,
-                    eps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """h_ii^y (eq. 18, damped by eps_y) and h_0i^y (eq. 19); both (N+1, A)."""
+def writing_hessian(net: Network, x: np.ndarray, run: Run, chi: np.ndarray | None,
+                    eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """h_ii^y (eq. 18, damped by eps_y, see :func:`writing_step`) and h_0i^y (eq. 19); both
+    (N+1, A)."""
     T = len(x)
     chi = np.ones(T) if chi is None else chi
-    if eps is None:
-        eps = np.bincount(x, minlength=net.alphabet_size) / T + np.finfo(float).eps
     weight = chi[:, None] * run.pi * (1 - run.pi)  # (T, A)
     a = run.a[:T]
     h_diag = (a ** 2).T @ weight + eps[None, :]
@@ -372,7 +371,7 @@ def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, met
     (eq. 34-35), "fb" (plain gradient with the learning rate of symbol y's parameters divided
     by the frequency of y), "rms" (gradient divided by the running RMS in ``rms``), "plain".
     """
-    T, N, A = len(x), net.n_units, net.alphabet_size
+    T, A = len(x), net.alphabet_size
     freq = np.bincount(x, minlength=A) / T + 1e-12
     if method in ("plain", "fb", "rms"):
         tau, rho = grads.tau.copy(), None if grads.rho is None else grads.rho.copy()

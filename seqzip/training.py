@@ -142,6 +142,30 @@ def _train_for(cand: Candidate, valid_x: np.ndarray, seconds: float, eval_every:
     cand.seconds += time.process_time() - start
 
 
+def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "glnn-qdh-rbpm",
+                budget: float = 60.0, units: int | None = None,
+                connectivity: int | None = None, seed: int = 0) -> tuple[FitResult, list[int],
+                                                                         int]:
+    """The library call behind ``seqzip train``: fit ``method`` to ``data``.
+
+    Without ``validation`` the last 10% of ``data`` is held out for early stopping.  Returns
+    the fit, the alphabet (sorted byte values of both parts) and the validation length.
+
+    Raises:
+        ValueError: unknown method, or too little data.
+    """
+    if validation is None:
+        cut = len(data) - max(1, len(data) // 10)
+        data, validation = data[:cut], data[cut:]
+    if len(data) < 2 or not validation:
+        raise ValueError("not enough data to train on")
+    alphabet = sorted(set(data) | set(validation))
+    result = fit(method, encode(data, alphabet), encode(validation, alphabet), len(alphabet),
+                 budget, sizes=[units] if units else None, seed=seed,
+                 connectivity=[connectivity] if connectivity else None)
+    return result, alphabet, len(validation)
+
+
 # -- model files --------------------------------------------------------------------------------
 
 

@@ -3,6 +3,8 @@ import pathlib
 
 import pytest
 
+from seqzip.api import symbols_of as _symbols_of
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_CORPORA = pathlib.Path(os.environ.get("SEQZIP_CORPORA",
                                              ROOT.parent / "shared" / "corpora"))
@@ -20,3 +22,9 @@ def canterbury_file(name: str) -> bytes:
 @pytest.fixture
 def alice() -> bytes:
     return canterbury_file("alice29.txt")
+
+
+def symbols_of(data: bytes):
+    """(alphabet indices, alphabet size) of ``data``."""
+    symbols, alphabet = _symbols_of(data)
+    return symbols, len(alphabet)

@@ -4,14 +4,11 @@ import pytest
 
 from seqzip import coder, corpora
 from seqzip.errors import CorruptError
+
+from conftest import symbols_of
 from seqzip.models import create, make_config
 
 
-def symbols_of(data: bytes):
-    alphabet = sorted(set(data))
-    lut = np.zeros(256, dtype=np.uint8)
-    lut[alphabet] = np.arange(len(alphabet))
-    return lut[np.frombuffer(data, dtype=np.uint8)], len(alphabet)
 
 
 @pytest.mark.parametrize("name", ["text", "markov2"])

@@ -2,7 +2,6 @@
 import math
 from collections import defaultdict
 
-import numpy as np
 import pytest
 
 from seqzip import corpora

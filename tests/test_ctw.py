@@ -10,14 +10,9 @@ from seqzip.models import create
 from seqzip.models.ctw import CTWConfig, CTWModel
 from seqzip.reference import CTWReference
 
-from conftest import canterbury_file
+from conftest import symbols_of
 
 
-def symbols_of(data: bytes):
-    alphabet = sorted(set(data))
-    lut = np.zeros(256, dtype=np.uint8)
-    lut[alphabet] = np.arange(len(alphabet))
-    return lut[np.frombuffer(data, dtype=np.uint8)], len(alphabet)
 
 
 @pytest.mark.parametrize("alphabet_size, depth, estimator, alpha", [

@@ -9,7 +9,7 @@ from seqzip.models import create, make_config
 from seqzip.models.order2 import Order2Config
 from seqzip.reference import Order2Reference
 
-from conftest import canterbury_file
+from conftest import symbols_of
 
 
 @settings(max_examples=60, deadline=None)
@@ -46,11 +46,8 @@ def test_config_validation(bad):
 
 
 def bits_per_char(data: bytes, config) -> float:
-    alphabet = sorted(set(data))
-    lut = np.zeros(256, dtype=np.uint8)
-    lut[alphabet] = np.arange(len(alphabet))
-    symbols = lut[np.frombuffer(data, dtype=np.uint8)]
-    model = create("order2", config, alphabet_size=len(alphabet), seed=0)
+    symbols, size = symbols_of(data)
+    model = create("order2", config, alphabet_size=size, seed=0)
     return coder.log_loss_bits(model, symbols).mean()
 
 

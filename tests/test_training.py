@@ -1,5 +1,4 @@
 """Budgeted training, model files, `seqzip train` and the Table 1 driver."""
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
