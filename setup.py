@@ -23,7 +23,7 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-MODULES = ["_core", "_ctw", "_glnn", "_online"]
+MODULES = ["_core", "_ctw", "_glnn", "_online", "_rnn"]
 
 extensions = [
     Extension(

@@ -1,7 +1,7 @@
 """seqzip: lossless compression with online-trained sequence models and a range coder.
 
     >>> import seqzip
-    >>> data = b"to be or not to be, that is the question. " * 20
+    >>> data = b"to be or not to be, that is the question. " * 100
     >>> packed = seqzip.compress(data)
     >>> assert seqzip.decompress(packed) == data and len(packed) < len(data) // 4
 """

@@ -113,15 +113,24 @@ cdef inline double det_logistic(double x) noexcept nogil:
 
 
 cdef inline void det_softmax(const double* a, const double* w, double* out, Py_ssize_t n,
-                             Py_ssize_t A) noexcept nogil:
-    """out = softmax(a . w) for a (n,) and w (n, A) row-major, in a fixed order of operations."""
+                             Py_ssize_t A, const double* offset=NULL) noexcept nogil:
+    """out = softmax(a . w + offset) for a (n,), w (n, A) row-major and an optional offset (A,).
+
+    Each logit is summed over i = 0..n-1 in order (then the offset is added), whatever the loop
+    nesting: the inner loop runs along the contiguous rows of w so that the compiler can
+    vectorise it across y without reassociating any sum.
+    """
     cdef Py_ssize_t i, y
-    cdef double e, top, total = 0.0
+    cdef double top, total = 0.0, ai
     for y in range(A):
-        e = 0.0
-        for i in range(n):
-            e = e + a[i] * w[i * A + y]
-        out[y] = e
+        out[y] = 0.0
+    for i in range(n):
+        ai = a[i]
+        for y in range(A):
+            out[y] = out[y] + ai * w[i * A + y]
+    if offset != NULL:
+        for y in range(A):
+            out[y] = out[y] + offset[y]
     top = out[0]
     for y in range(1, A):
         if out[y] > top:

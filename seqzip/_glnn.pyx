@@ -50,11 +50,19 @@ def py_tanh(double x):
 def forward(int kind, int logistic, const int64_t[:, ::1] incoming, const double[:, ::1] w,
             const double[:, :, ::1] tau, const double[:, ::1] rho, const double[::1] V0,
             const int64_t[::1] x, const double[::1] chi,
-            double[:, ::1] V, double[:, ::1] a, double[:, ::1] pi):  # OUT: V, a, pi
-    """Run the network over ``x``; return sum_t chi_t log pi_t(x_t) (natural log)."""
+            double[:, ::1] V, double[:, ::1] a, double[:, ::1] pi,  # OUT: V, a, pi
+            const double[:, ::1] offset=None):
+    """Run the network over ``x``; return sum_t chi_t log pi_t(x_t) (natural log).
+
+    ``offset`` (T, A), optional, is added to the logits at each step (the online model's
+    expert log-probabilities); it does not depend on the parameters, so BPTT is unchanged.
+    """
     cdef Py_ssize_t T = x.shape[0], N = incoming.shape[0] - 1, K = incoming.shape[1]
     cdef Py_ssize_t A = w.shape[1], t, j, k, c
     cdef double s, loglik = 0.0
+    cdef bint shifted = offset is not None
+    if shifted and (offset.shape[0] != T or offset.shape[1] != A):
+        raise ValueError("offset must have shape (len(x), A)")
     with nogil:
         for j in range(N + 1):
             V[0, j] = V0[j]
@@ -64,7 +72,8 @@ def forward(int kind, int logistic, const int64_t[:, ::1] incoming, const double
                 a[t, j] = _act(logistic, V[t, j])
             if t == T:
                 break
-            det_softmax(&a[t, 0], &w[0, 0], &pi[t, 0], N + 1, A)
+            det_softmax(&a[t, 0], &w[0, 0], &pi[t, 0], N + 1, A,
+                        &offset[t, 0] if shifted else NULL)
             if chi[t] != 0.0:
                 loglik = loglik + chi[t] * det_log(pi[t, x[t]])
             c = x[t] if kind != RNN else 0

@@ -18,7 +18,8 @@ cimport numpy as cnp
 from libc.math cimport sqrt  # IEEE 754 rounds sqrt correctly: the same bits everywhere
 from libc.stdint cimport int64_t
 
-from seqzip._detmath cimport det_softmax, det_tanh
+from seqzip._detmath cimport det_log, det_tanh
+from seqzip._mixing cimport gate_step, mixed_softmax, writing_step
 from seqzip import _glnn
 
 cnp.import_array()
@@ -71,11 +72,15 @@ cdef double FLOOR = 1.0 / 65536  # uniform mass mixed into every prediction
 
 cdef class OnlineGLNN:
     cdef readonly Py_ssize_t n_units, n_incoming, alphabet_size, window, interval
-    cdef readonly double rate_w, rate_tau
+    cdef readonly double rate_w, rate_tau, rate_tau_max
     cdef double decay, eps, writing_decay, writing_eps
     cdef int rbpm, full
     cdef cnp.ndarray incoming, w, tau, tau_saved, h_diag, h_cross, M, Mw
     cdef cnp.ndarray V, a, probs, raw, xs, starts, V0
+    # experts: log-probabilities of other models added to the logits with weights beta
+    cdef readonly Py_ssize_t n_experts
+    cdef cnp.ndarray lexp, U, u_diag, u_cross, beta, offset, ring_off
+    cdef double beta_eps, rate_beta
     cdef Py_ssize_t filled, pos, since_update
     cdef readonly long steps_kept, steps_undone
     cdef bint predicted
@@ -83,7 +88,9 @@ cdef class OnlineGLNN:
     def __init__(self, incoming, w, tau, V0, Py_ssize_t window, Py_ssize_t interval,
                  double decay, double eps, double writing_decay, double writing_eps,
                  bint rbpm, bint full, double rate_w, double rate_tau,
-                 double writing_prior=256.0):
+                 double writing_prior=256.0, beta=(), double beta_eps=1.0,
+                 double rate_beta=1.0, double beta_prior=64.0,
+                 double rate_tau_max=1.0):
         self.incoming = np.ascontiguousarray(incoming, dtype=np.int64)
         self.w = np.ascontiguousarray(w, dtype=np.float64).copy()
         self.tau = np.ascontiguousarray(tau, dtype=np.float64).copy()
@@ -97,7 +104,7 @@ cdef class OnlineGLNN:
         self.decay, self.eps = decay, eps
         self.writing_decay, self.writing_eps = writing_decay, writing_eps
         self.rbpm, self.full = rbpm, full
-        self.rate_w, self.rate_tau = rate_w, rate_tau
+        self.rate_w, self.rate_tau, self.rate_tau_max = rate_w, rate_tau, rate_tau_max
         # Prior curvature worth ``writing_prior`` samples at the uniform distribution, with
         # activities of variance 1/4 uncorrelated with the bias: without it the first steps
         # are Newton steps on single samples and saturate the softmax.
@@ -120,6 +127,32 @@ cdef class OnlineGLNN:
         self.steps_kept = 0
         self.steps_undone = 0
         self.predicted = False
+        beta = np.array(beta, dtype=np.float64).reshape(-1)
+        E = self.n_experts = beta.shape[0]
+        self.beta_eps, self.rate_beta = beta_eps, rate_beta
+        # expert e's weight is beta_e = U[:, e] . a, gated by the network's state; U starts
+        # with the given constant weights on the always-on unit
+        self.U = np.zeros((N + 1, max(E, 1)))
+        self.U[0, :E] = beta
+        self.beta = np.zeros(max(E, 1))
+        # curvature prior: ``beta_prior`` samples of unit variance, activities of variance 1/4
+        self.u_diag = np.full((N + 1, max(E, 1)), beta_prior * 0.25)
+        self.u_diag[0] = beta_prior
+        self.u_cross = np.zeros((N + 1, max(E, 1)))
+        self.lexp = np.zeros((max(E, 1), A))
+        self.offset = np.zeros(A)
+        self.ring_off = np.zeros((window, A))
+
+    def set_expert(self, Py_ssize_t e, const double[::1] probs):
+        """Give expert ``e``'s distribution of the next symbol (before ``predict``)."""
+        cdef double[:, ::1] lexp = self.lexp
+        cdef Py_ssize_t y
+        cdef double q
+        if e < 0 or e >= self.n_experts or probs.shape[0] != self.alphabet_size:
+            raise ValueError("expert index or distribution size out of range")
+        for y in range(self.alphabet_size):
+            q = probs[y]
+            lexp[e, y] = det_log(q if q > 1e-300 else 1e-300)
 
     cdef void _activate(self):
         cdef double[::1] V = self.V, a = self.a
@@ -131,13 +164,16 @@ cdef class OnlineGLNN:
     def predict(self):
         """Distribution of the next symbol: float64, C-contiguous, shape (A,).
 
-        The softmax mixed with a uniform floor of total mass FLOOR, so that no symbol ever
-        costs more than log2(A / FLOOR) bits.
+        The softmax of a.w (eq. 14) plus the experts' gated log-probabilities, mixed with a
+        uniform floor of total mass FLOOR, so that no symbol ever costs more than
+        log2(A / FLOOR) bits.
         """
-        cdef double[:, ::1] w = self.w
-        cdef double[::1] a = self.a, p = self.raw, out = self.probs
+        cdef double[:, ::1] w = self.w, lexp = self.lexp, U = self.U
+        cdef double[::1] a = self.a, p = self.raw, out = self.probs, off = self.offset
+        cdef double[::1] beta = self.beta
         cdef Py_ssize_t y, A = self.alphabet_size
-        det_softmax(&a[0], &w[0, 0], &p[0], self.n_units + 1, A)
+        mixed_softmax(&a[0], &w[0, 0], self.n_units + 1, A, &lexp[0, 0], &U[0, 0],
+                      self.n_experts, &beta[0], &off[0], &p[0])
         for y in range(A):
             out[y] = (1.0 - FLOOR) * p[y] + FLOOR / A
         self.predicted = True
@@ -151,6 +187,7 @@ cdef class OnlineGLNN:
             self.predict()
         self.predicted = False
         self._writing_step(symbol)
+        self._expert_step(symbol)
         self._record(symbol)
         self._transition(symbol)
         self.since_update += 1
@@ -161,34 +198,28 @@ cdef class OnlineGLNN:
     cdef void _writing_step(self, Py_ssize_t x):
         cdef double[:, ::1] w = self.w, hd = self.h_diag, hc = self.h_cross
         cdef double[::1] a = self.a, p = self.raw
-        cdef Py_ssize_t i, y, N = self.n_units, A = self.alphabet_size
-        cdef double gamma = self.writing_decay, v, m00, g0, bias, c, step, target
-        for y in range(A):
-            v = p[y] * (1.0 - p[y])
-            target = (1.0 if y == x else 0.0) - p[y]
-            for i in range(N + 1):
-                hd[i, y] = gamma * hd[i, y] + a[i] * a[i] * v
-                hc[i, y] = gamma * hc[i, y] + a[i] * v
-            # quasi-diagonal inverse of the running Hessian applied to this symbol's gradient
-            m00 = hd[0, y] + self.writing_eps
-            g0 = target
-            bias = g0 / m00
-            for i in range(1, N + 1):
-                c = hc[i, y]
-                step = (a[i] * target - g0 * c / m00) / (hd[i, y] + self.writing_eps
-                                                         - c * c / m00)
-                w[i, y] = w[i, y] + self.rate_w * step
-                bias = bias - c / m00 * step
-            w[0, y] = w[0, y] + self.rate_w * bias
+        writing_step(&a[0], self.n_units + 1, &p[0], x, self.alphabet_size, &hd[0, 0],
+                     &hc[0, 0], self.writing_decay, self.writing_eps, self.rate_w, &w[0, 0])
+
+    cdef void _expert_step(self, Py_ssize_t x):
+        """Quasi-diagonal step on the gates U[:, e] of each expert's weight."""
+        cdef double[:, ::1] lexp = self.lexp, U = self.U, hd = self.u_diag, hc = self.u_cross
+        cdef double[::1] p = self.raw, a = self.a
+        gate_step(&a[0], self.n_units + 1, &p[0], x, self.alphabet_size, &lexp[0, 0],
+                  self.n_experts, &hd[0, 0], &hc[0, 0], self.writing_decay, self.beta_eps,
+                  self.rate_beta, &U[0, 0])
 
     cdef void _record(self, Py_ssize_t x):
-        cdef double[:, ::1] starts = self.starts
-        cdef double[::1] V = self.V
+        cdef double[:, ::1] starts = self.starts, ring = self.ring_off
+        cdef double[::1] V = self.V, off = self.offset
         cdef int64_t[::1] xs = self.xs
-        cdef Py_ssize_t j
+        cdef Py_ssize_t j, e, y
         xs[self.pos] = x
         for j in range(self.n_units + 1):
             starts[self.pos, j] = V[j]
+        if self.n_experts:
+            for y in range(self.alphabet_size):
+                ring[self.pos, y] = off[y]
         self.pos = (self.pos + 1) % self.window
         if self.filled < self.window:
             self.filled += 1
@@ -207,23 +238,31 @@ cdef class OnlineGLNN:
         self._activate()
 
     def _window(self):
-        """The last ``window`` symbols in time order and the state before the first."""
-        order = (np.arange(self.window) + self.pos) % self.window
-        return np.ascontiguousarray(self.xs[order]), np.ascontiguousarray(
-            self.starts[order[0]])
+        """The last ``window`` symbols in time order, the state before the first, and the
+        experts' logit offsets as they were when each symbol was coded (None without experts).
 
-    cdef double _window_loglik(self, x, start, V, a, pi):
+        The window objective holds those offsets fixed: the transition step improves what the
+        network adds to the experts, not the gates (those have their own step).
+        """
+        order = (np.arange(self.window) + self.pos) % self.window
+        offset = None
+        if self.n_experts:
+            offset = np.ascontiguousarray(self.ring_off[order])
+        return (np.ascontiguousarray(self.xs[order]),
+                np.ascontiguousarray(self.starts[order[0]]), offset)
+
+    cdef double _window_loglik(self, x, start, offset, V, a, pi):
         return _glnn.forward(0, 0, self.incoming, self.w, self.tau, np.zeros((1, 1)), start,
-                             x, np.ones(len(x)), V, a, pi)
+                             x, np.ones(len(x)), V, a, pi, offset)
 
     def _transition_step(self):
         cdef Py_ssize_t L = self.window, N = self.n_units, K = self.n_incoming
         cdef Py_ssize_t A = self.alphabet_size, j, y, k, l
-        x, start = self._window()
+        x, start, offset = self._window()
         V = np.zeros((L + 1, N + 1))
         a = np.zeros((L + 1, N + 1))
         pi = np.zeros((L, A))
-        before = self._window_loglik(x, start, V, a, pi)
+        before = self._window_loglik(x, start, offset, V, a, pi)
         B = np.zeros((L + 1, N + 1))
         W = np.zeros((N + 1, A))
         G = np.zeros((N + 1, K, A))
@@ -263,9 +302,14 @@ cdef class OnlineGLNN:
                     _qd_solve(&grad[0], &diag[0], &cross[0], &step[0], K, 1)
                 for k in range(K):
                     tau[j, k, y] = tau[j, k, y] + rate * step[k]
-        after = self._window_loglik(x, start, V, a, pi)
-        if after >= before:  # a tie keeps the step: else tiny rates halve forever
-            self.rate_tau = self.rate_tau * 1.1
+        after = self._window_loglik(x, start, offset, V, a, pi)
+        if after > before:
+            self.rate_tau = min(self.rate_tau * 1.1, self.rate_tau_max)
+            self.steps_kept += 1
+        elif after == before:
+            # a tie (a saturated network: no gradient) keeps the step but not the rate's growth:
+            # halving on ties drove tiny rates to 0, growing on them drove rates (and tau, and
+            # the leaky states) to overflow on plrabn12.txt
             self.steps_kept += 1
         else:
             tau[:, :, :] = saved
@@ -275,23 +319,23 @@ cdef class OnlineGLNN:
     def py_window_objective(self, tau=None):
         """Test hook: the current window's log-likelihood (natural log) under ``tau`` (default:
         the current transition weights), from the stored state at the window's start."""
-        x, start = self._window()
+        x, start, offset = self._window()
         L, N, A = self.window, self.n_units, self.alphabet_size
         saved = self.tau
         if tau is not None:
             self.tau = np.ascontiguousarray(tau, dtype=np.float64)
         try:
-            return self._window_loglik(x, start, np.zeros((L + 1, N + 1)),
+            return self._window_loglik(x, start, offset, np.zeros((L + 1, N + 1)),
                                        np.zeros((L + 1, N + 1)), np.zeros((L, A)))
         finally:
             self.tau = saved
 
     def py_window_gradient(self):
         """Test hook: d(window log-likelihood)/d tau by truncated BPTT over the window."""
-        x, start = self._window()
+        x, start, offset = self._window()
         L, N, A, K = self.window, self.n_units, self.alphabet_size, self.n_incoming
         V, a, pi = np.zeros((L + 1, N + 1)), np.zeros((L + 1, N + 1)), np.zeros((L, A))
-        self._window_loglik(x, start, V, a, pi)
+        self._window_loglik(x, start, offset, V, a, pi)
         G = np.zeros((N + 1, K, A))
         _glnn.backward(0, 0, self.incoming, self.w, self.tau, x, np.ones(L), a, pi,
                        np.zeros((L + 1, N + 1)), np.zeros((N + 1, A)), G, np.zeros((N + 1, A)))
@@ -300,3 +344,7 @@ cdef class OnlineGLNN:
     def parameters(self):
         """Copies of (w, tau, V, rates) for inspection and tests."""
         return self.w.copy(), self.tau.copy(), self.V.copy(), (self.rate_w, self.rate_tau)
+
+    def expert_weights(self):
+        """The experts' weights beta at the last prediction, and their gates U."""
+        return self.beta[:self.n_experts].copy(), self.U[:, :self.n_experts].copy()

@@ -46,17 +46,26 @@ def _check_frame_size(frame_size: int) -> int:
     return frame_size
 
 
-def model_for_header(header: StreamHeader) -> Model | None:
-    """Build the model a stream was coded with, from its header alone (None for empty data).
+def config_for_header(header: StreamHeader) -> Any:
+    """The model config stored in a stream header.
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
     """
     spec = spec_by_name(header.model)
     try:
-        config = config_from_bytes(spec.config_class, header.config)
+        return config_from_bytes(spec.config_class, header.config)
     except (ValueError, TypeError) as exc:
         raise CorruptError(f"header holds an invalid {header.model} config: {exc}") from None
+
+
+def model_for_header(header: StreamHeader) -> Model | None:
+    """Build the model a stream was coded with, from its header alone (None for empty data).
+
+    Raises:
+        CorruptError: the stored config does not describe a valid model.
+    """
+    config = config_for_header(header)
     if not header.alphabet:
         return None
     return create(header.model, config, alphabet_size=len(header.alphabet), seed=header.seed)

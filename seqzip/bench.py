@@ -95,19 +95,42 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
         spec_by_name(name)  # ValueError for unknown names before any work
     rows = []
     for file_name, data, truth in _inputs(files, sizes or DEFAULT_SIZES):
-        for method, (comp, decomp) in _baselines().items():
-            packed, tc = _timed(comp, data)
-            restored, td = _timed(decomp, packed)
-            rows.append(_row(file_name, data, method, None, len(packed), tc, td,
-                             restored == data, truth))
+        for method in _baselines():
+            rows.append(measure_baseline(file_name, data, method, truth=truth))
         for name in names:
             if progress:
                 progress(f"{file_name}: {name} -{level} ...")
-            packed, tc = _timed(lambda d: api.compress(d, model=name, level=level), data)
-            restored, td = _timed(api.decompress, packed)
-            rows.append(_row(file_name, data, name, level, len(packed), tc, td,
-                             restored == data, truth))
+            rows.append(measure(file_name, data, name, level=level, truth=truth))
     return rows
+
+
+def measure_baseline(file_name: str, data: bytes, method: str, *,
+                     truth: float | None = None) -> dict:
+    """One row for baseline ``method`` ("bzip2-9", "xz-9e", ...)."""
+    comp, decomp = _baselines()[method]
+    packed, tc = _timed(comp, data)
+    restored, td = _timed(decomp, packed)
+    return _row(file_name, data, method, None, len(packed), tc, td, restored == data, truth)
+
+
+def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFAULT_LEVEL,
+            config=None, label: str | None = None, truth: float | None = None) -> dict:
+    """One row: compress ``data`` with ``model`` at ``level`` (or with ``config``), decompress,
+    compare; ``label`` names the row (default: the model's name)."""
+    import io
+
+    def compress(d: bytes) -> bytes:
+        out = io.BytesIO()
+        if config is None:
+            api.compress_file(io.BytesIO(d), out, model=model, level=level)
+        else:
+            api.compress_file(io.BytesIO(d), out, model=model, config=config)
+        return out.getvalue()
+
+    packed, tc = _timed(compress, data)
+    restored, td = _timed(api.decompress, packed)
+    return _row(file_name, data, label or model, level if config is None else None,
+                len(packed), tc, td, restored == data, truth)
 
 
 def validation_bits(method: str, train: bytes, validation: bytes, *,

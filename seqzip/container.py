@@ -3,13 +3,13 @@
 A stream is a header followed by frames; streams may be concatenated.  All integers are
 little-endian.
 
-Header (``VERSION`` 1)::
+Header (``VERSION`` 2; version 1 stored the config as a JSON object with keys)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
     model_id     1  model family (see seqzip.models)
     config_len   2  length of the model config, at most MAX_CONFIG_BYTES
-    config       *  the model's frozen config as canonical JSON
+    config       *  the model's frozen config: a JSON array of its values by sorted field name
     seed         8  seed of the model's PRNG
     length       8  length of the original data in bytes, at most MAX_LENGTH
     frame_size   4  symbols per frame (every frame but the last is full), at most MAX_FRAME
@@ -43,7 +43,7 @@ from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 from .models import spec_by_id, spec_by_name
 
 MAGIC = b"\xb7SQZ"
-VERSION = 1
+VERSION = 2
 MAX_CONFIG_BYTES = 4096
 MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24

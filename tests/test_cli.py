@@ -12,6 +12,7 @@ from click.testing import CliRunner
 import seqzip
 from seqzip import api, corpora
 from seqzip.cli import cli
+from seqzip.models import DEFAULT_MODEL
 
 DATA = corpora.generate("text", 30_000, seed=1).data
 
@@ -236,4 +237,4 @@ def test_concatenated_files_decompress_through_the_cli(tmp_path):
     both.write_bytes((tmp_path / "a.sqz").read_bytes() + (tmp_path / "b.sqz").read_bytes())
     assert run("decompress", "-c", str(both)).stdout_bytes == b"first " * 100 + DATA
     info = json.loads(run("info", "--json", str(both)).output)[0]
-    assert [s["model"] for s in info["streams"]] == ["order2", "ctw"]
+    assert [s["model"] for s in info["streams"]] == [DEFAULT_MODEL, "ctw"]

@@ -1,4 +1,5 @@
 """The .sqz format: golden bytes, and a clear error for every kind of bad input."""
+import hashlib
 import struct
 import zlib
 
@@ -6,6 +7,7 @@ import pytest
 
 import seqzip
 from seqzip import container
+from seqzip.models import DEFAULT_MODEL, MODELS
 from seqzip.errors import (CorruptError, NotSeqzipError, SeqzipError, TruncatedError,
                            UnsupportedVersionError)
 
@@ -14,10 +16,29 @@ GOLDEN_INPUT = b"seqzip golden input: abracadabra, abracadabra! \x00\x01\xff" * 
 # Pinned by hand from a reviewed build.  A deliberate format change bumps container.VERSION and
 # these values in one commit; any other change here means streams no longer decode.
 GOLDEN_HEX = (
-    "b753515a010131007b22636f756e745f6c696d6974223a3235352c226573636170655f776569676874223a31"
-    "2e302c226f72646572223a327d010000000000000096000000000000000000100003000000031000040000"
-    "0000bed23f04000000000000000000000000000000807e5be70094e4266596000000200000008e8b18b5e8"
-    "833ecf631345a5131241c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
+    "b753515a02010b005b3235352c312e302c325d01000000000000009600000000000000000010000300000003"
+    "10000400000000bed23f04000000000000000000000000000000807e5be70053a55c8796000000200000008e"
+    "8b18b5e8833ecf631345a5131241c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
+
+# The learned models, pinned by SHA-256 of a 3 KB stream (long enough for dozens of training
+# steps of every network): any change to their arithmetic, initialisation or defaults shows.
+GOLDEN_STREAMS = [
+    ("glnn", 1, 242, "e5313190181bfa1847ee980a614f524d0da106c4677e89d6ab89edcdb3d1e063"),
+    ("glnn", 6, 215, "5e9e610f7cf35f4b4d526fa34c0dac10e75e7e5ea37a4165e0736384c2c6aad7"),
+    ("lstm", 1, 268, "ed5304f47a8e04e74695bd627d7a1aa7b17810f1e3bd85a0025e128d37252fe6"),
+    ("mlstm", 1, 264, "d6c36ec35acecd0c61a29a4a4f584b47ac8358ca850df1b2aa73fbdce66a79d5"),
+    ("mlstm", 6, 245, "a8c699c9e101add0e1a37c45414b78e5d069a451f027683a771ad3dc0722a4a5"),
+    ("mrnn", 1, 268, "852daee0e820974ff4d9f265ccbdced9ad93b18627502ab5fe5221bf3c8b0852"),
+    ("ctw", 6, 177, "875a6599a940b6ec94b70596afc9a15d04f6d159a1cbfae5a3f62937f75a5866"),
+]
+
+
+@pytest.mark.parametrize("model, level, size, sha256", GOLDEN_STREAMS)
+def test_golden_streams_of_every_learned_model(model, level, size, sha256):
+    data = GOLDEN_INPUT * 20
+    packed = seqzip.compress(data, model=model, level=level, seed=1)
+    assert (len(packed), hashlib.sha256(packed).hexdigest()) == (size, sha256)
+    assert seqzip.decompress(packed) == data
 
 
 def small_stream(data=b"hello, hello, hello world " * 20, **kw):
@@ -35,7 +56,7 @@ def test_header_layout():
     packed = small_stream(seed=0xDEADBEEF)
     header, end = container.parse_header(packed)
     magic, version, model_id, config_len = struct.unpack_from("<4sBBH", packed)
-    assert (magic, version, model_id) == (b"\xb7SQZ", 1, 1)
+    assert (magic, version, model_id) == (b"\xb7SQZ", 2, MODELS[DEFAULT_MODEL].model_id)
     seed, length, frame_size = struct.unpack_from("<QQI", packed, 8 + config_len)
     assert seed == 0xDEADBEEF == header.seed and length == 520 == header.length
     assert header.alphabet == bytes(sorted(set(b"hello, world ")))
@@ -107,16 +128,18 @@ def rebuild_header(packed: bytes, **changes) -> bytes:
     (dict(frame_size=0), "frame size"),
     (dict(frame_size=2**31), "frame size"),
     (dict(crc32=0), "checksum"),
-    (dict(config=b'{"order":2}'), "config"),
-    (dict(config=b'{"order":7,"count_limit":255,"escape_weight":1.0}'), "config"),
-    (dict(config=b'{"order":"2","count_limit":255,"escape_weight":1.0}'), "config"),
+    (dict(config=b'{"order":2}'), "config"),  # the old keyed form is not a config any more
+    (dict(config=b'[255,1.0]'), "config"),  # a value missing
+    (dict(config=b'[255,1.0,7]'), "config"),  # order 7 is out of range
+    (dict(config=b'[255,1.0,"2"]'), "config"),  # a string for a number
+    (dict(config=b'[255,true,2]'), "config"),  # a bool for a number
     (dict(config=b"\xff\xfe"), "config"),
     (dict(config=b"[]"), "config"),
     (dict(config=b"x" * 5000), "config"),
 ])
 def test_hostile_header_fields(changes, message):
     """Fields with a valid header checksum but impossible values give a clear error."""
-    packed = rebuild_header(small_stream(), **changes)
+    packed = rebuild_header(small_stream(model="order2"), **changes)  # rebuild_header: order2
     with pytest.raises(CorruptError, match=message):
         seqzip.decompress(packed)
 

@@ -69,3 +69,83 @@ def test_learns_text_better_than_uniform():
     data = corpora.generate("text", 30_000, seed=4).data
     packed = seqzip.compress(data, model="glnn", level=3)
     assert 8 * len(packed) / len(data) < np.log2(len(set(data))) - 1.0
+
+
+def one_megabyte(kind: str) -> bytes:
+    if kind == "text":
+        return corpora.generate("text", 1 << 20, seed=11).data
+    rng = np.random.default_rng(11)  # binary: structured records, noise, and a jump in statistics
+    records = b"".join(int(v).to_bytes(4, "little") + bytes([i % 7, 0, 255])
+                       for i, v in enumerate(rng.integers(0, 1 << 20, 1 << 16)))
+    return (records + rng.integers(0, 256, 1 << 20, dtype=np.uint8).tobytes())[:1 << 20]
+
+
+def _megabyte_round_trip(kind: str, level: int) -> None:
+    data = one_megabyte(kind)
+    packed = seqzip.compress(data, model="glnn", level=level)
+    assert seqzip.decompress(packed) == data
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["text", "binary"])
+def test_megabyte_round_trip_fastest_level(kind):
+    _megabyte_round_trip(kind, 1)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("level", range(1, 10))
+def test_megabyte_round_trip_every_level(kind, level):
+    """1 MB at every level: about an hour on two cores, so ``pytest -m long``, not CI."""
+    _megabyte_round_trip(kind, level)
+
+
+def test_mixture_starts_as_the_first_expert():
+    """With zero writing weights and gates (1, 0), the first prediction is CTW's own."""
+    from seqzip.models.ctw import CTWConfig, CTWModel
+    data = corpora.generate("text", 3000, seed=5).data
+    alphabet = sorted(set(data))
+    model = GLNNModel(GLNNConfig(experts="ctw4+order2", n_units=4), len(alphabet), seed=0)
+    ctw = CTWModel(CTWConfig(depth=4), len(alphabet), seed=0)
+    floor = 2.0 ** -16
+    expected = (1 - floor) * ctw.predict() + floor / len(alphabet)
+    np.testing.assert_allclose(model.predict(), expected, rtol=1e-13)
+    for b in data:  # and it then learns: better than CTW alone on the same text
+        model.predict()
+        model.update(alphabet.index(b))
+    beta, gates = model._kernel.expert_weights()
+    assert gates.shape == (5, 2) and beta.shape == (2,)
+    assert np.all(np.isfinite(gates)) and not np.array_equal(gates[0], [1.0, 0.0])
+
+
+def test_experts_beat_each_expert_alone():
+    """The mixture codes generated text in fewer bits than either of its experts alone."""
+    from seqzip.coder import log_loss_bits
+    from seqzip.models import create
+    from seqzip.models.ctw import CTWConfig
+    symbols, alphabet = seqzip.api.symbols_of(corpora.generate("text", 40_000, seed=6).data)
+    A = len(alphabet)
+    config = GLNNConfig.for_level(4)
+    assert config.experts == "ctw6+order2"
+    hybrid = log_loss_bits(GLNNModel(config, A, seed=0), symbols).sum()
+    ctw = log_loss_bits(create("ctw", CTWConfig(depth=6), alphabet_size=A, seed=0), symbols).sum()
+    order2 = log_loss_bits(create("order2", None, alphabet_size=A, seed=0), symbols).sum()
+    assert hybrid < min(ctw, order2), (hybrid, ctw, order2)
+
+
+@pytest.mark.parametrize("text", ["ctw", "ctw99", "order3", "ctw8+", "+order2", "ctw-1"])
+def test_bad_expert_specs_are_rejected(text):
+    with pytest.raises(ValueError, match="expert"):
+        GLNNConfig(experts=text)
+
+
+def test_rate_of_transition_steps_is_capped():
+    """A saturated network ties every window; the rate must not grow without bound (it once
+    overflowed to inf, then NaN, on plrabn12.txt)."""
+    data = b"ab" * 3000
+    model = GLNNModel(GLNNConfig(n_units=3, window=8, interval=8, rate_tau_max=0.5), 2, seed=0)
+    for b in data:
+        model.predict()
+        model.update(b - ord("a"))
+    assert model._kernel.rate_tau <= 0.5
+    assert np.all(np.isfinite(model.predict()))

@@ -18,8 +18,9 @@ from .base import Model, config_from_bytes, config_to_bytes
 from .ctw import CTWConfig, CTWModel
 from .glnn import GLNNConfig, GLNNModel
 from .order2 import Order2Config, Order2Model
+from .rnn import LSTMConfig, MLSTMConfig, MRNNConfig, factory as rnn_factory
 
-DEFAULT_MODEL = "order2"
+DEFAULT_MODEL = "glnn"
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
 
@@ -48,6 +49,12 @@ register(ModelSpec("ctw", 2, CTWConfig, CTWModel,
                    "context-tree weighting over bytes, binary decomposition, KT estimators"))
 register(ModelSpec("glnn", 3, GLNNConfig, GLNNModel,
                    "gated leaky neural network trained online with Ollivier's metrics"))
+register(ModelSpec("lstm", 4, LSTMConfig, rnn_factory("lstm"),
+                   "LSTM trained online while coding (Adam or a Riemannian step)"))
+register(ModelSpec("mlstm", 5, MLSTMConfig, rnn_factory("mlstm"),
+                   "Krause's multiplicative LSTM trained online while coding"))
+register(ModelSpec("mrnn", 6, MRNNConfig, rnn_factory("mrnn"),
+                   "factorised multiplicative RNN trained online while coding"))
 
 
 

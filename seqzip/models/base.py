@@ -37,29 +37,39 @@ class Model(Protocol):
 
 
 def config_to_bytes(config: Any) -> bytes:
-    """Canonical serialisation of a frozen config dataclass (sorted, compact JSON)."""
+    """Canonical serialisation of a frozen config dataclass: a compact JSON array of its
+    values in the order of the sorted field names.
+
+    Keys are left out: the model id and the format version fix the class and so the names,
+    and on the neural models' ~20 fields the keys were ~250 bytes of every header (0.013
+    bits per character on alice29.txt).
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> config_to_bytes(Order2Config())
+        b'[255,1.0,2]'
+    """
     fields = dataclasses.asdict(config)
-    return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("ascii")
+    return json.dumps([fields[name] for name in sorted(fields)],
+                      separators=(",", ":")).encode("ascii")
 
 
 def config_from_bytes(cls: type[C], data: bytes) -> C:
     """Rebuild a config from :func:`config_to_bytes` output.
 
     Raises:
-        ValueError: not JSON, unknown or missing fields, wrong types, or values the config
-            rejects.  The container turns this into a ``CorruptError``.
+        ValueError: not JSON, not an array of the right length, wrong types, or values the
+            config rejects.  The container turns this into a ``CorruptError``.
     """
     try:
-        fields = json.loads(data.decode("ascii"))
+        values = json.loads(data.decode("ascii"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"model config is not valid JSON: {exc}") from None
-    if not isinstance(fields, dict):
-        raise ValueError("model config is not a JSON object")
-    expected = {f.name: f for f in dataclasses.fields(cls)}
-    if set(fields) != set(expected):
-        unknown = sorted(set(fields) - set(expected))
-        missing = sorted(set(expected) - set(fields))
-        raise ValueError(f"model config fields differ (unknown {unknown}, missing {missing})")
+    names = sorted(f.name for f in dataclasses.fields(cls))
+    if not isinstance(values, list):
+        raise ValueError("model config is not a JSON array")
+    if len(values) != len(names):
+        raise ValueError(f"model config has {len(values)} values, expected {len(names)}")
+    fields = dict(zip(names, values))
     for name, value in fields.items():
         want = type(getattr(cls(), name))
         # JSON has one number type: accept ints where floats are expected, never bools.

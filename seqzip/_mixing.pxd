@@ -1,0 +1,83 @@
+# cython: language_level=3
+# The output layer shared by the online models (GLNN, LSTM, mLSTM, mRNN): a softmax over
+# features a = (1, activities...) plus experts' log-probabilities with gated weights, and the
+# per-symbol quasi-diagonal steps of Ollivier's QDH (000 eq. 17-21) that train it.
+#
+# Layouts (row-major): w (n, A) writing weights, row 0 the bias (a[0] = 1); U (n, E) gates of
+# the E experts' weights, beta_e = a . U[:, e]; lexp (E, A) experts' log-probabilities.
+# Only + - * / in fixed loop orders, plus seqzip's deterministic exp (via det_softmax).
+
+from seqzip._detmath cimport det_softmax
+
+
+cdef inline void mixed_softmax(const double* a, const double* w, Py_ssize_t n, Py_ssize_t A,
+                               const double* lexp, const double* U, Py_ssize_t E,
+                               double* beta, double* offset, double* out) noexcept nogil:
+    """out = softmax(a . w + sum_e beta_e lexp[e]) with beta = a . U; E = 0: no experts."""
+    cdef Py_ssize_t i, e, y
+    if E == 0:
+        det_softmax(a, w, out, n, A)
+        return
+    for y in range(A):
+        offset[y] = 0.0
+    for e in range(E):
+        beta[e] = 0.0
+        for i in range(n):
+            beta[e] = beta[e] + a[i] * U[i * E + e]
+        for y in range(A):
+            offset[y] = offset[y] + beta[e] * lexp[e * A + y]
+    det_softmax(a, w, out, n, A, offset)
+
+
+cdef inline void qd_row_step(const double* a, Py_ssize_t n, double var, double target,
+                             double* hd, double* hc, Py_ssize_t stride, double gamma,
+                             double eps, double rate, double* w) noexcept nogil:
+    """One output's quasi-diagonal Newton step (000 eq. 17-21, one sample).
+
+    The output's log-likelihood gradient is a_i * target and its curvature a_i a_j var; the
+    running diagonal hd and bias cross terms hc (decay gamma) and the weights w are strided by
+    ``stride`` along the features; index 0 is the bias.
+    """
+    cdef Py_ssize_t i
+    cdef double m00, bias, c, step
+    for i in range(n):
+        hd[i * stride] = gamma * hd[i * stride] + a[i] * a[i] * var
+        hc[i * stride] = gamma * hc[i * stride] + a[i] * var
+    m00 = hd[0] + eps
+    bias = target / m00
+    for i in range(1, n):
+        c = hc[i * stride]
+        step = (a[i] * target - target * c / m00) / (hd[i * stride] + eps - c * c / m00)
+        w[i * stride] = w[i * stride] + rate * step
+        bias = bias - c / m00 * step
+    w[0] = w[0] + rate * bias
+
+
+cdef inline void writing_step(const double* a, Py_ssize_t n, const double* p, Py_ssize_t x,
+                              Py_ssize_t A, double* hd, double* hc, double gamma, double eps,
+                              double rate, double* w) noexcept nogil:
+    """QDH step on every symbol's writing weights w[:, y] after symbol x (000 eq. 17-21)."""
+    cdef Py_ssize_t y
+    for y in range(A):
+        qd_row_step(a, n, p[y] * (1.0 - p[y]), (1.0 if y == x else 0.0) - p[y],
+                    &hd[y], &hc[y], A, gamma, eps, rate, &w[y])
+
+
+cdef inline void gate_step(const double* a, Py_ssize_t n, const double* p, Py_ssize_t x,
+                           Py_ssize_t A, const double* lexp, Py_ssize_t E, double* hd,
+                           double* hc, double gamma, double eps, double rate,
+                           double* U) noexcept nogil:
+    """QDH step on each expert's gates U[:, e]: the expert's log-probability is its output, so
+    the gradient is a_i (l_e(x) - E_p l_e) and the curvature a_i a_j Var_p l_e."""
+    cdef Py_ssize_t e, y
+    cdef double mean, var, d
+    for e in range(E):
+        mean = 0.0
+        for y in range(A):
+            mean = mean + p[y] * lexp[e * A + y]
+        var = 0.0
+        for y in range(A):
+            d = lexp[e * A + y] - mean
+            var = var + p[y] * d * d
+        qd_row_step(a, n, var, lexp[e * A + x] - mean, &hd[e], &hc[e], E, gamma, eps, rate,
+                    &U[e])

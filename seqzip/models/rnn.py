@@ -1,0 +1,164 @@
+"""LSTM, multiplicative LSTM and multiplicative RNN trained online while coding.
+
+The kernel is :class:`seqzip._rnn.OnlineRNN` (the model and its window are defined in
+:mod:`seqzip.rnn_reference`).  Initial weights come from a splitmix64 stream of the header's
+seed: the thesis's N(0, 0.1) (001 Sect. 4.5), or with ``init="orthogonal"`` the recurrent
+n x n blocks orthonormalised (002's starting point); biases and output weights start at zero,
+so that the first prediction is the experts' (or uniform without experts).
+
+    >>> m = RNNModel("mlstm", RNNConfig(hidden=8, window=8, interval=8, experts=""), 3, seed=1)
+    >>> for s in [0, 1, 2] * 300:
+    ...     _ = m.predict(); m.update(s)
+    >>> int(m.predict().argmax())   # after "... 1 2" comes 0
+    0
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._rnn import OnlineRNN, normal_stream, orthonormal_rows
+from .base import check_range
+from .experts import ExpertMixed, initial_gates, make_experts, parse_experts
+
+OPTIMIZERS = ("adam", "riemannian")
+INITS = ("normal", "orthogonal")
+
+# Hidden sizes by level, chosen per cell so that the three have about the same number of
+# parameters at each level (within 2% for an alphabet of 90 symbols, as English text).
+_HIDDEN = {
+    "mlstm": {1: 16, 2: 24, 3: 32, 4: 48, 5: 64, 6: 80, 7: 96, 8: 128, 9: 160},
+    "lstm": {1: 19, 2: 28, 3: 37, 4: 56, 5: 74, 6: 92, 7: 110, 8: 146, 9: 182},
+    "mrnn": {1: 30, 2: 44, 3: 58, 4: 85, 5: 112, 6: 138, 7: 164, 8: 216, 9: 267},
+}
+
+
+@dataclass(frozen=True)
+class RNNConfig:
+    hidden: int = 80  # hidden units n
+    window: int = 20  # symbols of truncated BPTT per training step
+    interval: int = 20  # symbols between training steps
+    optimizer: str = "adam"  # "adam", or "riemannian" (QD unitwise metric + QDH output layer)
+    lr: float = 0.002  # Adam's rate, or the Riemannian step's (alice29.txt, mLSTM 80 units with
+    # ctw8+order2: 0.001 -> 2.0415, 0.002 -> 2.0351, 0.005 -> 2.0389 bpc of log-loss)
+    lr_decay: float = 0.0  # rate / sqrt(1 + steps * lr_decay)
+    beta1: float = 0.9
+    beta2: float = 0.999
+    adam_eps: float = 1e-6
+    clip: float = 4.0  # the window gradient's norm is clipped to this
+    init: str = "normal"  # "normal" (the thesis's N(0, init_std)) or "orthogonal"
+    init_std: float = 0.1
+    decay: float = 0.999  # Riemannian: running metric kept across windows
+    eps: float = 1.0  # Riemannian: damping of the metric
+    rate_w: float = 0.1  # Riemannian: QDH rate of the output weights
+    writing_memory: int = 2048  # symbols of memory of the output and gate Hessians
+    writing_eps: float = 3.0
+    writing_prior: float = 256.0
+    experts: str = "ctw8+order2"  # as for the GLNN ("" for the network alone)
+    rate_beta: float = 1.0
+    beta_eps: float = 300.0
+
+    def __post_init__(self) -> None:
+        check_range("hidden", self.hidden, 1, 2048)
+        check_range("window", self.window, 2, 4096)
+        check_range("interval", self.interval, 1, 4096)
+        check_range("lr", self.lr, 0.0, 100.0)
+        check_range("lr_decay", self.lr_decay, 0.0, 1e6)
+        check_range("beta1", self.beta1, 0.0, 0.999999)
+        check_range("beta2", self.beta2, 0.0, 0.999999)
+        check_range("adam_eps", self.adam_eps, 1e-300, 1.0)
+        check_range("clip", self.clip, 1e-12, 1e12)
+        check_range("init_std", self.init_std, 0.0, 10.0)
+        check_range("decay", self.decay, 0.0, 1.0)
+        check_range("eps", self.eps, 1e-12, 1e6)
+        check_range("rate_w", self.rate_w, 0.0, 1e3)
+        check_range("writing_memory", self.writing_memory, 1, 1 << 24)
+        check_range("writing_eps", self.writing_eps, 1e-12, 1e6)
+        check_range("writing_prior", self.writing_prior, 0.0, 1e9)
+        check_range("rate_beta", self.rate_beta, 0.0, 1e3)
+        check_range("beta_eps", self.beta_eps, 1e-12, 1e6)
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}")
+        parse_experts(self.experts)
+
+    @classmethod
+    def for_cell(cls, cell: str, level: int) -> "RNNConfig":
+        experts = {1: "order2", 2: "ctw3", 3: "ctw4+order2", 4: "ctw6+order2"}.get(
+            level, {9: "ctw12+order2"}.get(level, "ctw8+order2"))
+        return cls(hidden=_HIDDEN[cell][level], experts=experts)
+
+
+def _config_class(cell: str) -> type:
+    """A config class per family: same fields, levels sized for that cell."""
+    return type(f"{cell.upper()}Config", (RNNConfig,), {
+        "for_level": classmethod(lambda cls, level: cls(**vars(RNNConfig.for_cell(cell, level)))),
+        "__doc__": f"Config of the online {cell} (fields of RNNConfig)."})
+
+
+def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int,
+                  layout: dict) -> np.ndarray:
+    n = config.hidden
+    total = sum(int(np.prod(s)) for s in layout.values())
+    theta = config.init_std * normal_stream(seed, total)
+    at = 0
+    for name, shape in layout.items():
+        size = int(np.prod(shape))
+        block = theta[at:at + size].reshape(shape)
+        if name in ("b", "Wo"):
+            block[...] = 0.0
+        elif config.init == "orthogonal" and name in ("R", "Wmh"):
+            for k in range(shape[1] // n):  # each n x n block of (n, P)
+                square = np.ascontiguousarray(block[:, k * n:(k + 1) * n])
+                orthonormal_rows(square)
+                block[:, k * n:(k + 1) * n] = square
+        at += size
+    return theta
+
+
+class RNNModel(ExpertMixed):
+    """Online ``cell`` ("lstm", "mlstm", "mrnn") over ``alphabet_size`` symbols."""
+
+    def __init__(self, cell: str, config: RNNConfig, alphabet_size: int, seed: int) -> None:
+        self.cell = cell
+        self.config = config
+        self.alphabet_size = alphabet_size
+        self.seed = seed
+        c = config
+        hyper = dict(lr=c.lr, lr_decay=c.lr_decay, beta1=c.beta1, beta2=c.beta2,
+                     adam_eps=c.adam_eps, clip=c.clip, decay=c.decay, eps=c.eps,
+                     rate_w=c.rate_w, writing_eps=c.writing_eps,
+                     writing_memory=c.writing_memory, writing_prior=c.writing_prior,
+                     rate_beta=c.rate_beta, beta_eps=c.beta_eps, beta_prior=64.0)
+        experts = make_experts(c.experts, alphabet_size, seed)
+        n = c.hidden
+        size = _size(cell, n, alphabet_size)
+        kernel = OnlineRNN(cell, np.zeros(size), n, alphabet_size, c.window, c.interval,
+                           c.optimizer == "riemannian", hyper, initial_gates(experts))
+        kernel.theta = initial_theta(cell, c, alphabet_size, seed, kernel.layout())
+        self._bind(kernel, experts)
+
+    def parameter_count(self) -> int:
+        return self._kernel.size
+
+    def stats(self) -> dict:
+        return {"training_steps": self._kernel.steps, "parameters": self._kernel.size,
+                "expert_weights": self.expert_weights()}
+
+
+def _size(cell: str, n: int, A: int) -> int:
+    from ..rnn_reference import count_parameters
+    return count_parameters(cell, n, A)
+
+
+LSTMConfig = _config_class("lstm")
+MLSTMConfig = _config_class("mlstm")
+MRNNConfig = _config_class("mrnn")
+
+
+def factory(cell: str):
+    def make(config: RNNConfig, alphabet_size: int, seed: int) -> RNNModel:
+        return RNNModel(cell, config, alphabet_size, seed)
+    return make

@@ -1,0 +1,176 @@
+"""LSTM, mLSTM and mRNN trained online: the Cython kernel against the NumPy reference and
+finite differences, the optimisers, the initialisations, and coding round trips."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import seqzip
+from seqzip import corpora, rnn_reference as ref
+from seqzip.models import make_config
+from seqzip.models.rnn import RNNConfig, RNNModel, initial_theta
+
+CELLS = ["lstm", "mlstm", "mrnn"]
+
+
+def trained_kernel(cell, experts="", n=5, window=12, symbols=200, seed=0, **kw):
+    """A kernel after ``symbols`` symbols of music, so that its window, state and weights
+    (large initial weights, 25+ training steps) are far from trivial."""
+    data = corpora.generate("music", 20, seed=seed).data[:symbols]
+    alphabet = sorted(set(data))
+    kw.setdefault("lr", 0.02)
+    config = RNNConfig(hidden=n, window=window, interval=7, experts=experts, init_std=0.5, **kw)
+    model = RNNModel(cell, config, len(alphabet), seed=seed)
+    for b in data:
+        model.predict()
+        model.update(alphabet.index(b))
+    return model._kernel
+
+
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("experts", ["", "ctw3+order2"])
+def test_cython_forward_equals_numpy_reference(cell, experts):
+    kernel = trained_kernel(cell, experts)
+    x, h0, c0, offset = kernel.py_window()
+    params = kernel.parameters()
+    loglik, cache = ref.forward(cell, params, h0, c0, x, offset)
+    assert kernel.py_window_objective() == pytest.approx(loglik, rel=1e-12, abs=1e-12)
+    # and every state along the way, one cell step at a time
+    h, c = h0, c0
+    for j in range(len(x) - 1):
+        h, c = kernel.py_step(h, c, int(x[j]))
+        np.testing.assert_allclose(h, cache["hs"][j + 1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_cython_gradient_equals_reference_and_finite_differences(cell):
+    kernel = trained_kernel(cell, "ctw3")
+    x, h0, c0, offset = kernel.py_window()
+    params = kernel.parameters()
+    _, cache = ref.forward(cell, params, h0, c0, x, offset)
+    expected = ref.backward(cell, params, cache)
+    flat = np.concatenate([expected[name].ravel() for name in kernel.layout()])
+    grad = kernel.py_window_gradient()
+    np.testing.assert_allclose(grad, flat, rtol=1e-10, atol=1e-12)
+    theta = kernel.theta.copy()
+    rng = np.random.default_rng(1)
+    h = 1e-6
+    for i in rng.choice(len(theta), 60, replace=False):
+        up, down = theta.copy(), theta.copy()
+        up[i] += h
+        down[i] -= h
+        numeric = (kernel.py_window_objective(up) - kernel.py_window_objective(down)) / (2 * h)
+        assert grad[i] == pytest.approx(numeric, rel=1e-5, abs=1e-8), (i, grad[i], numeric)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_reference_gradient_matches_finite_differences(cell):
+    rng = np.random.default_rng(2)
+    n, A, L = 3, 4, 6
+    params = ref.initial_parameters(cell, n, A, rng, std=0.6)
+    params["Wo"] = 0.5 * rng.standard_normal(params["Wo"].shape)
+    params["b"] = 0.3 * rng.standard_normal(params["b"].shape)
+    x = rng.integers(0, A, L)
+    h0, c0, offset = rng.standard_normal(n) * 0.5, rng.standard_normal(n), rng.standard_normal((L, A))
+    _, cache = ref.forward(cell, params, h0, c0, x, offset)
+    grads = ref.backward(cell, params, cache)
+    for name, value in params.items():
+        for index in np.ndindex(value.shape):
+            shifted = {k: v.copy() for k, v in params.items()}
+            shifted[name][index] += 1e-6
+            up = ref.forward(cell, shifted, h0, c0, x, offset)[0]
+            shifted[name][index] -= 2e-6
+            down = ref.forward(cell, shifted, h0, c0, x, offset)[0]
+            assert grads[name][index] == pytest.approx((up - down) / 2e-6, rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "riemannian"])
+@pytest.mark.parametrize("cell", CELLS)
+def test_a_small_training_step_raises_the_window_likelihood(cell, optimizer):
+    """Both steps are ascent directions (Adam's first step is sign-like; M^-1 g with M
+    positive definite), so a small one must raise the window's log-likelihood."""
+    kernel = trained_kernel(cell, "", optimizer=optimizer, lr=1e-5)
+    before = kernel.py_window_objective()
+    kernel._train()
+    after = kernel.py_window_objective()
+    assert after > before
+
+
+@pytest.mark.parametrize("cell", ["lstm", "mlstm"])
+def test_orthogonal_initialisation(cell):
+    config = RNNConfig(hidden=6, init="orthogonal", experts="")
+    model = RNNModel(cell, config, 5, seed=3)
+    params = model._kernel.parameters()
+    blocks = [params["R"][:, k * 6:(k + 1) * 6] for k in range(4)]
+    if cell == "mlstm":
+        blocks.append(params["Wmh"])
+    for block in blocks:
+        np.testing.assert_allclose(block @ block.T, np.eye(6), atol=1e-12)
+    assert not params["b"].any() and not params["Wo"].any()
+    normal = RNNModel(cell, RNNConfig(hidden=6, experts=""), 5, seed=3)._kernel.parameters()
+    assert 0.07 < normal["E"].std() < 0.13  # the thesis's N(0, 0.1)
+
+
+def test_initialisation_depends_on_the_seed_only():
+    config = RNNConfig(hidden=4, experts="")
+    layout = RNNModel("mlstm", config, 3, seed=0)._kernel.layout()
+    a = initial_theta("mlstm", config, 3, 9, layout)
+    assert np.array_equal(a, initial_theta("mlstm", config, 3, 9, layout))
+    assert not np.array_equal(a, initial_theta("mlstm", config, 3, 10, layout))
+
+
+def test_levels_have_matched_parameter_counts():
+    """At each level the three cells have the same number of parameters within 3% (for 90
+    symbols), so that comparisons between them are fair."""
+    for level in range(1, 10):
+        counts = [ref.count_parameters(cell, make_config(cell, level).hidden, 90)
+                  for cell in CELLS]
+        assert max(counts) < 1.03 * min(counts), (level, counts)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("level", range(1, 10))
+def test_round_trip_every_level(cell, level):
+    data = corpora.generate("text", 2500, seed=level).data + bytes(range(256))
+    packed = seqzip.compress(data, model=cell, level=level)
+    assert seqzip.decompress(packed) == data
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_round_trip_riemannian_and_orthogonal_with_frames(cell):
+    import io
+    data = corpora.generate("insertions", 30, seed=2).data
+    config = dataclasses.replace(make_config(cell, 1), hidden=6, window=10, interval=5,
+                                 optimizer="riemannian", init="orthogonal")
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, model=cell, config=config, frame_size=777)
+    assert seqzip.decompress(out.getvalue()) == data
+
+
+def megabyte(kind):
+    from test_online_glnn import one_megabyte
+    return one_megabyte(kind)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["text", "binary"])
+def test_megabyte_round_trip_mlstm_fastest_level(kind):
+    data = megabyte(kind)
+    assert seqzip.decompress(seqzip.compress(data, model="mlstm", level=1)) == data
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("level", range(1, 10))
+@pytest.mark.parametrize("cell", CELLS)
+def test_megabyte_round_trip_every_level(cell, level, kind):
+    """Hours on two cores: ``pytest -m long``, not CI."""
+    data = megabyte(kind)
+    assert seqzip.decompress(seqzip.compress(data, model=cell, level=level)) == data
+
+
+@pytest.mark.parametrize("bad", [dict(optimizer="sgd"), dict(init="zeros"), dict(hidden=0),
+                                 dict(window=1), dict(experts="ppm")])
+def test_bad_configs_are_rejected(bad):
+    with pytest.raises(ValueError):
+        RNNConfig(**bad)
