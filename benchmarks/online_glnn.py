@@ -7,6 +7,7 @@ Every row goes through the full API (container, range coder, decode and byte com
                                                           # ablations, CTW on all three texts
     python benchmarks/online_glnn.py --levels 1,6 --files alice29.txt
     python benchmarks/online_glnn.py --synthetic          # validation regret, train+valid online
+    python benchmarks/online_glnn.py --synthetic --models glnn,mlstm --levels 6
 
 Ablation rows (``--ablations``) separate what the network adds from what the experts add:
 ``glnn-alone`` is the network without experts, ``mix-only`` the same experts with one unit and
@@ -36,17 +37,18 @@ def config_row(path: str, method: str, config: GLNNConfig) -> dict:
                              label=method)
 
 
-def synthetic(levels: list[int]) -> None:
+def synthetic(levels: list[int], models: list[str]) -> None:
     """Code train+validation online; regret on the validation part (000 Sect. 4 protocol)."""
     print(f"{'problem':<11} {'method':<10} {'valid bits':>11} {'regret':>9}")
     for problem in ("insertions", "anbn"):
         train = corpora.generate(problem, None, seed=1)
         valid = corpora.generate(problem, None, seed=2)
-        methods = ["bzip2-9", "ctw"] + [f"glnn-{level}" for level in levels]
+        methods = ["bzip2-9", "ctw"] + [f"{model}-{level}" for model in models
+                                        for level in levels]
         for method in methods:
             name, _, level = method.partition("-")
-            if name == "glnn":
-                bits = bench.validation_bits("glnn", train.data, valid.data, level=int(level))
+            if name in models:
+                bits = bench.validation_bits(name, train.data, valid.data, level=int(level))
             else:
                 bits = bench.validation_bits(method, train.data, valid.data)
             print(f"{problem:<11} {method:<10} {bits:>11.1f} {bits - valid.true_bits:>9.1f}",
@@ -61,10 +63,11 @@ def main() -> None:
     parser.add_argument("--files", default=TEXTS, help="files for default level, CTW, bzip2")
     parser.add_argument("--ablations", action="store_true")
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--models", default="glnn", help="with --synthetic: e.g. glnn,mlstm")
     args = parser.parse_args()
     levels = [int(v) for v in args.levels.split(",")]
     if args.synthetic:
-        synthetic(levels)
+        synthetic(levels, args.models.split(","))
         return
     canterbury = os.path.join(DIR, "canterbury")
     files = [os.path.join(canterbury, f) for f in args.files.split(",")]

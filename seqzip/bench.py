@@ -21,7 +21,7 @@ from typing import Callable
 from . import api
 from .models import DEFAULT_LEVEL, MODELS, spec_by_name
 
-DEFAULT_SIZES = {"text": 200_000, "markov2": 100_000}
+DEFAULT_SIZES = {"text": 100_000, "markov2": 50_000}  # every model in ~2 minutes
 
 
 def _baselines() -> dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]]:
