@@ -7,7 +7,7 @@
 # the E experts' weights, beta_e = a . U[:, e]; lexp (E, A) experts' log-probabilities.
 # Only + - * / in fixed loop orders, plus seqzip's deterministic exp (via det_softmax).
 
-from seqzip._detmath cimport det_softmax
+from seqzip._detmath cimport det_log, det_softmax
 
 
 cdef inline void mixed_softmax(const double* a, const double* w, Py_ssize_t n, Py_ssize_t A,
@@ -81,3 +81,21 @@ cdef inline void gate_step(const double* a, Py_ssize_t n, const double* p, Py_ss
             var = var + p[y] * d * d
         qd_row_step(a, n, var, lexp[e * A + x] - mean, &hd[e], &hc[e], E, gamma, eps, rate,
                     &U[e])
+
+
+cdef inline void expert_logs(const double* probs, double* out, Py_ssize_t A) noexcept nogil:
+    """out = log of an expert's distribution, each probability floored at 1e-300."""
+    cdef Py_ssize_t y
+    cdef double q
+    for y in range(A):
+        q = probs[y]
+        out[y] = det_log(q if q > 1e-300 else 1e-300)
+
+
+cdef inline void floor_mix(const double* p, double* out, Py_ssize_t A) noexcept nogil:
+    """out = p mixed with a uniform floor of total mass 2^-16: no symbol ever costs more than
+    log2(A) + 16 bits, whatever the network predicts."""
+    cdef Py_ssize_t y
+    cdef double floor = 1.0 / 65536
+    for y in range(A):
+        out[y] = (1.0 - floor) * p[y] + floor / A

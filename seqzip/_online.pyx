@@ -18,8 +18,8 @@ cimport numpy as cnp
 from libc.math cimport sqrt  # IEEE 754 rounds sqrt correctly: the same bits everywhere
 from libc.stdint cimport int64_t
 
-from seqzip._detmath cimport det_log, det_tanh
-from seqzip._mixing cimport gate_step, mixed_softmax, writing_step
+from seqzip._detmath cimport det_tanh
+from seqzip._mixing cimport expert_logs, floor_mix, gate_step, mixed_softmax, writing_step
 from seqzip import _glnn
 
 cnp.import_array()
@@ -67,7 +67,6 @@ cdef int _cholesky_solve(double* M, double* b, Py_ssize_t n) noexcept nogil:
     return 0
 
 
-cdef double FLOOR = 1.0 / 65536  # uniform mass mixed into every prediction
 
 
 cdef class OnlineGLNN:
@@ -146,13 +145,9 @@ cdef class OnlineGLNN:
     def set_expert(self, Py_ssize_t e, const double[::1] probs):
         """Give expert ``e``'s distribution of the next symbol (before ``predict``)."""
         cdef double[:, ::1] lexp = self.lexp
-        cdef Py_ssize_t y
-        cdef double q
         if e < 0 or e >= self.n_experts or probs.shape[0] != self.alphabet_size:
             raise ValueError("expert index or distribution size out of range")
-        for y in range(self.alphabet_size):
-            q = probs[y]
-            lexp[e, y] = det_log(q if q > 1e-300 else 1e-300)
+        expert_logs(&probs[0], &lexp[e, 0], self.alphabet_size)
 
     cdef void _activate(self):
         cdef double[::1] V = self.V, a = self.a
@@ -165,17 +160,15 @@ cdef class OnlineGLNN:
         """Distribution of the next symbol: float64, C-contiguous, shape (A,).
 
         The softmax of a.w (eq. 14) plus the experts' gated log-probabilities, mixed with a
-        uniform floor of total mass FLOOR, so that no symbol ever costs more than
-        log2(A / FLOOR) bits.
+        uniform floor of total mass 2^-16 (``_mixing.floor_mix``).
         """
         cdef double[:, ::1] w = self.w, lexp = self.lexp, U = self.U
         cdef double[::1] a = self.a, p = self.raw, out = self.probs, off = self.offset
         cdef double[::1] beta = self.beta
-        cdef Py_ssize_t y, A = self.alphabet_size
+        cdef Py_ssize_t A = self.alphabet_size
         mixed_softmax(&a[0], &w[0, 0], self.n_units + 1, A, &lexp[0, 0], &U[0, 0],
                       self.n_experts, &beta[0], &off[0], &p[0])
-        for y in range(A):
-            out[y] = (1.0 - FLOOR) * p[y] + FLOOR / A
+        floor_mix(&p[0], &out[0], A)
         self.predicted = True
         return self.probs
 

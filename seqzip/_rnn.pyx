@@ -23,7 +23,7 @@ from libc.math cimport sqrt
 from libc.stdint cimport int64_t, uint64_t
 
 from seqzip._detmath cimport det_log, det_logistic, det_softmax, det_tanh
-from seqzip._mixing cimport gate_step, mixed_softmax, writing_step
+from seqzip._mixing cimport expert_logs, floor_mix, gate_step, mixed_softmax, writing_step
 
 cnp.import_array()
 
@@ -34,7 +34,6 @@ cdef enum:
 
 CELL_IDS = {"lstm": LSTM, "mlstm": MLSTM, "mrnn": MRNN}
 
-cdef double FLOOR = 1.0 / 65536  # uniform mass mixed into every prediction
 
 
 # ---------------------------------------------------------------- deterministic initialisation
@@ -248,13 +247,9 @@ cdef class OnlineRNN:
     def set_expert(self, Py_ssize_t e, const double[::1] probs):
         """Give expert ``e``'s distribution of the next symbol (before ``predict``)."""
         cdef double[:, ::1] lexp = self.lexp
-        cdef Py_ssize_t y
-        cdef double q
         if e < 0 or e >= self.n_experts or probs.shape[0] != self.A:
             raise ValueError("expert index or distribution size out of range")
-        for y in range(self.A):
-            q = probs[y]
-            lexp[e, y] = det_log(q if q > 1e-300 else 1e-300)
+        expert_logs(&probs[0], &lexp[e, 0], self.A)
 
     def predict(self):
         """Distribution of the next symbol: float64, C-contiguous, shape (A,)."""
@@ -262,13 +257,12 @@ cdef class OnlineRNN:
         cdef double[::1] beta = self.beta, off = self.offset
         cdef double[:, ::1] lexp = self.lexp, U = self.U
         cdef double* th = <double*>cnp.PyArray_DATA(self.theta)
-        cdef Py_ssize_t y, j, A = self.A
+        cdef Py_ssize_t j, A = self.A
         for j in range(self.n):
             f[j + 1] = h[j]
         mixed_softmax(&f[0], th + self.oWo, self.n + 1, A, &lexp[0, 0], &U[0, 0],
                       self.n_experts, &beta[0], &off[0], &p[0])
-        for y in range(A):
-            out[y] = (1.0 - FLOOR) * p[y] + FLOOR / A
+        floor_mix(&p[0], &out[0], A)
         self.predicted = True
         return self.probs
 
