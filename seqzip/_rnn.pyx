@@ -23,6 +23,7 @@ from libc.math cimport sqrt
 from libc.stdint cimport int64_t, uint64_t
 
 from seqzip._detmath cimport det_log, det_logistic, det_softmax, det_tanh
+from seqzip.rnn_reference import shapes
 from seqzip._mixing cimport expert_logs, floor_mix, gate_step, mixed_softmax, writing_step
 
 cnp.import_array()
@@ -181,12 +182,7 @@ cdef class OnlineRNN:
 
     def layout(self):
         """Names and shapes of the parameters, in their order inside ``theta``."""
-        n, A, P = self.n, self.A, self.P
-        out = {"E": (A, P), "b": (P,), "R": (n, P)}
-        if self.mult:
-            out.update(Wmh=(n, n), Wmi=(A, n))
-        out["Wo"] = (n + 1, A)
-        return out
+        return shapes(("lstm", "mlstm", "mrnn")[self.cell], self.n, self.A)
 
     def parameters(self):
         """Copies of the parameters by name."""

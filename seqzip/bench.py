@@ -13,6 +13,7 @@ true model is known.
 from __future__ import annotations
 
 import bz2
+import io
 import lzma
 import os
 import time
@@ -117,8 +118,6 @@ def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFA
             config=None, label: str | None = None, truth: float | None = None) -> dict:
     """One row: compress ``data`` with ``model`` at ``level`` (or with ``config``), decompress,
     compare; ``label`` names the row (default: the model's name)."""
-    import io
-
     def compress(d: bytes) -> bytes:
         out = io.BytesIO()
         if config is None:

@@ -43,10 +43,12 @@ def multiplicative(cell: str) -> bool:
 
 
 def shapes(cell: str, n: int, A: int) -> dict[str, tuple[int, ...]]:
+    """Names and shapes of the parameters, in their order inside the kernel's flat vector."""
     P = width(cell, n)
-    out = {"E": (A, P), "b": (P,), "R": (n, P), "Wo": (n + 1, A)}
+    out = {"E": (A, P), "b": (P,), "R": (n, P)}
     if multiplicative(cell):
         out.update(Wmh=(n, n), Wmi=(A, n))
+    out["Wo"] = (n + 1, A)
     return out
 
 

@@ -41,8 +41,9 @@ def config_to_bytes(config: Any) -> bytes:
     values in the order of the sorted field names.
 
     Keys are left out: the model id and the format version fix the class and so the names,
-    and on the neural models' ~20 fields the keys were ~250 bytes of every header (0.013
-    bits per character on alice29.txt).
+    and on the neural models' ~20 fields the keys were most of the header: level 6 configs
+    shrink from 278 to 87 bytes (glnn) and 325 to 113 (mlstm), 0.010 bits per character on
+    alice29.txt.
 
         >>> from seqzip.models.order2 import Order2Config
         >>> config_to_bytes(Order2Config())

@@ -9,6 +9,8 @@ config's ``experts`` string, builds the experts, and drives them beside the netw
 """
 from __future__ import annotations
 
+GATE_PRIOR = 64.0  # prior curvature of the gates, in samples of unit variance (format constant)
+
 
 def parse_experts(text: str) -> list[tuple[str, int]]:
     """``"ctw8+order2"`` -> ``[("ctw", 8), ("order2", 2)]``; ValueError on anything else."""

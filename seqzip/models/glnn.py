@@ -21,7 +21,7 @@ import numpy as np
 from .._glnn import py_log
 from .._online import OnlineGLNN
 from .base import check_range
-from .experts import ExpertMixed, initial_gates, make_experts, parse_experts
+from .experts import GATE_PRIOR, ExpertMixed, initial_gates, make_experts, parse_experts
 
 METRICS = ("qdrbpm", "qdruop", "rbpm", "ruop")
 
@@ -152,7 +152,8 @@ class GLNNModel(ExpertMixed):
                               config.writing_eps, config.metric.endswith("rbpm"),
                               not config.metric.startswith("qd"), config.rate_w,
                               config.rate_tau, config.writing_prior, initial_gates(experts),
-                              config.beta_eps, config.rate_beta, 64.0, config.rate_tau_max),
+                              config.beta_eps, config.rate_beta, GATE_PRIOR,
+                              config.rate_tau_max),
                    experts)
 
     def stats(self) -> dict:

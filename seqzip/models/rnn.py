@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._rnn import OnlineRNN, normal_stream, orthonormal_rows
+from ..rnn_reference import shapes
 from .base import check_range
-from .experts import ExpertMixed, initial_gates, make_experts, parse_experts
+from .experts import GATE_PRIOR, ExpertMixed, initial_gates, make_experts, parse_experts
 
 OPTIMIZERS = ("adam", "riemannian")
 INITS = ("normal", "orthogonal")
@@ -98,9 +99,10 @@ def _config_class(cell: str) -> type:
         "__doc__": f"Config of the online {cell} (fields of RNNConfig)."})
 
 
-def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int,
-                  layout: dict) -> np.ndarray:
+def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -> np.ndarray:
+    """All parameters, flat in the kernel's order (``rnn_reference.shapes``)."""
     n = config.hidden
+    layout = shapes(cell, n, alphabet_size)
     total = sum(int(np.prod(s)) for s in layout.values())
     theta = config.init_std * normal_stream(seed, total)
     at = 0
@@ -131,14 +133,11 @@ class RNNModel(ExpertMixed):
                      adam_eps=c.adam_eps, clip=c.clip, decay=c.decay, eps=c.eps,
                      rate_w=c.rate_w, writing_eps=c.writing_eps,
                      writing_memory=c.writing_memory, writing_prior=c.writing_prior,
-                     rate_beta=c.rate_beta, beta_eps=c.beta_eps, beta_prior=64.0)
+                     rate_beta=c.rate_beta, beta_eps=c.beta_eps, beta_prior=GATE_PRIOR)
         experts = make_experts(c.experts, alphabet_size, seed)
-        n = c.hidden
-        size = _size(cell, n, alphabet_size)
-        kernel = OnlineRNN(cell, np.zeros(size), n, alphabet_size, c.window, c.interval,
-                           c.optimizer == "riemannian", hyper, initial_gates(experts))
-        kernel.theta = initial_theta(cell, c, alphabet_size, seed, kernel.layout())
-        self._bind(kernel, experts)
+        self._bind(OnlineRNN(cell, initial_theta(cell, c, alphabet_size, seed), c.hidden,
+                             alphabet_size, c.window, c.interval, c.optimizer == "riemannian",
+                             hyper, initial_gates(experts)), experts)
 
     def parameter_count(self) -> int:
         return self._kernel.size
@@ -146,11 +145,6 @@ class RNNModel(ExpertMixed):
     def stats(self) -> dict:
         return {"training_steps": self._kernel.steps, "parameters": self._kernel.size,
                 "expert_weights": self.expert_weights()}
-
-
-def _size(cell: str, n: int, A: int) -> int:
-    from ..rnn_reference import count_parameters
-    return count_parameters(cell, n, A)
 
 
 LSTMConfig = _config_class("lstm")
