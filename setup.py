@@ -1,13 +1,14 @@
-"""Build of seqzip's Cython core.
+"""Build of seqzip's Cython kernels.
 
-Determinism is part of the file format (SPEC section 2): the core is compiled without fast-math
-and without tuning for the build machine's CPU, and with -ffp-contract=off so that no a*b+c is
-fused into an FMA on one build and not on another.  SEQZIP_OPT overrides the optimisation level (e.g. ``-O0``) so
-the tests can build a second core and check that streams cross between builds.
+Determinism is part of the file format (SPEC section 2): the kernels are compiled without
+fast-math and without tuning for the build machine's CPU, and with -ffp-contract=off so that no
+a*b+c is fused into an FMA on one build and not on another.  SEQZIP_OPT overrides the
+optimisation level (e.g. ``-O0``) so the tests can build a second copy and check that streams
+cross between builds; SEQZIP_DEBUG=1 turns Cython's bounds and wraparound checks on.
 """
+import glob
 import os
 
-import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -26,18 +27,16 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-MODULES = ["_core", "_ctw", "_glnn", "_online", "_rnn"]
+# seqzip/_core.pyx (the model interface and the coding step) and one module per kernel family.
+SOURCES = ["seqzip/_core.pyx"] + sorted(glob.glob("seqzip/_kernels/*.pyx"))
 
 extensions = [
     Extension(
-        f"seqzip.{name}",
-        [f"seqzip/{name}.pyx"],
-        include_dirs=[numpy.get_include()],
+        path[:-len(".pyx")].replace("/", "."),
+        [path],
         extra_compile_args=COMPILE_ARGS,
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for name in MODULES
-    if os.path.exists(f"seqzip/{name}.pyx")
+    for path in SOURCES
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))

@@ -1,154 +1,295 @@
 # cython: language_level=3
-"""Step kernels of seqzip's context models.
+"""The kernel base of seqzip: the C-level model interface and the one coding step.
 
-Everything here runs inside the coding loop, so it obeys SPEC section 2: plain ``+ - * /`` on
-float64 in a fixed order, no numpy or libm on the coding path, compiled with
-``-ffp-contract=off`` and without fast-math.  Each kernel owns contiguous buffers and exposes
-two methods, ``predict()`` (a float64 view of the next-symbol distribution, valid until the next
-``update``) and ``update(symbol)``.
+Every model's arithmetic lives in a *kernel*, a cdef class deriving from :class:`Kernel`.  A
+kernel exposes a :c:type:`ModelInterface` (``_core.pxd``), in the spirit of numpy's
+``bitgen_t``: a struct holding the kernel's state pointer, its alphabet size, its mode and
+function pointers to ``predict`` / ``update`` (symbol mode: a distribution over the alphabet)
+or ``predict_bit`` / ``update_bit`` (bit mode: the symbol is coded as ``bits`` binary
+decisions, most significant first, each with P(1) in units of 2^-16).  The coding loop below
+and the mixing kernels that advance experts call those pointers directly: no Python round trip
+per model or per expert.  Other extension modules can get the struct from
+``Kernel.interface()`` (a capsule named ``"seqzip.ModelInterface"``).
 
-Round trip of the protocol::
+:func:`run` is the one step every direction shares (SPEC section 2): predict, code one symbol
+(or each of its bits), learn it.  Encoding, decoding and scoring differ only in what happens to
+the symbol; the probabilities come from the same calls in the same order.  The coder itself is
+passed in (``seqzip.coder`` is the only importer of constriction).
 
+This module imports no seqzip Python: it is the bottom of the stack.
+
+    >>> from seqzip._kernels.order2 import Order2Kernel
     >>> k = Order2Kernel(3, 2, 255, 1.0)
     >>> p = k.predict(); k.update(1)
-    >>> abs(float(k.predict().sum()) - 1.0) < 1e-12
-    True
+    >>> round(float(k.predict().sum()), 12), k.mode
+    (1.0, 0)
 """
 import numpy as np
-cimport numpy as cnp
-from libc.stdint cimport uint16_t, uint32_t, int64_t
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport uint8_t
 
-cnp.import_array()
+ENCODE = 0
+DECODE = 1
+SCORE = 2
+BITS = BIT_MODE
+SYMBOLS = SYMBOL_MODE
+ONE = PROB_ONE
 
 
-cdef inline void _blend(const uint16_t* counts, uint32_t total, uint32_t distinct,
-                        double escape_weight, const double* lower,   # IN
-                        double* out, Py_ssize_t n) noexcept nogil:  # OUT
-    """out[x] = (counts[x] + e * lower[x]) / (total + e), e = escape_weight * distinct.
+# ---------------------------------------------------------------- the interface's functions
 
-    This is PPM method C used as blending (no exclusion): the escape mass e spreads over the
-    lower-order distribution, so every symbol of the alphabet keeps nonzero mass.
+cdef int _predict(void* state, double* probs) noexcept:
+    return (<Kernel>state).c_predict(probs)
+
+
+cdef int _update(void* state, int symbol) noexcept:
+    return (<Kernel>state).c_update(symbol)
+
+
+cdef int _predict_bit(void* state) noexcept:
+    return (<Kernel>state).c_predict_bit()
+
+
+cdef int _update_bit(void* state, int bit) noexcept:
+    return (<Kernel>state).c_update_bit(bit)
+
+
+cdef const double* _features(void* state, Py_ssize_t* n) noexcept:
+    return (<Kernel>state).c_features(n)
+
+
+def _raise_for(int status, str where):
+    if status == STATUS_MEMORY:
+        raise MemoryError(f"{where}: out of memory")
+    raise ValueError(f"{where}: symbol outside the model's alphabet")
+
+
+cdef class Kernel:
+    """Base of every kernel: the interface struct and the Python-level protocol over it.
+
+    Subclasses set ``iface.alphabet_size`` / ``iface.mode`` / ``iface.bits`` in ``__cinit__``
+    and override the ``c_*`` methods they support; the defaults refuse (``STATUS_SYMBOL``).
     """
-    cdef Py_ssize_t x
-    cdef double e, inv
-    if total == 0:
-        for x in range(n):
-            out[x] = lower[x]
-        return
-    e = escape_weight * distinct
-    inv = 1.0 / (total + e)
-    for x in range(n):
-        out[x] = (counts[x] + e * lower[x]) * inv
 
+    def __cinit__(self, *args, **kwargs):
+        self.iface.state = <void*>self
+        self.iface.alphabet_size = 0
+        self.iface.mode = SYMBOL_MODE
+        self.iface.bits = 0
+        self.iface.predict = _predict
+        self.iface.update = _update
+        self.iface.predict_bit = _predict_bit
+        self.iface.update_bit = _update_bit
+        self.iface.features = _features
+        self.fallbacks = 0
 
-cdef inline void _count(uint16_t* counts, uint32_t* total, uint32_t* distinct,
-                        Py_ssize_t symbol, Py_ssize_t n, uint32_t limit) noexcept nogil:
-    """Add one occurrence; halve the context's counts when one reaches ``limit``.
+    cdef int c_predict(self, double* probs) noexcept:
+        return STATUS_SYMBOL
 
-    Halving keeps the model adaptive on non-stationary data and bounds the counters.
-    """
-    cdef Py_ssize_t x
-    cdef uint32_t t = 0, d = 0
-    if counts[symbol] == 0:
-        distinct[0] += 1
-    counts[symbol] += 1
-    total[0] += 1
-    if counts[symbol] >= limit:
-        for x in range(n):
-            counts[x] = counts[x] >> 1
-            t += counts[x]
-            d += counts[x] != 0
-        total[0] = t
-        distinct[0] = d
+    cdef int c_update(self, int symbol) noexcept:
+        return STATUS_SYMBOL
 
+    cdef int c_predict_bit(self) noexcept:
+        return STATUS_SYMBOL
 
-cdef class Order2Kernel:
-    """Adaptive order-2 context model blended down to orders 1 and 0.
+    cdef int c_update_bit(self, int bit) noexcept:
+        return STATUS_SYMBOL
 
-    Counts of order k live in a dense table indexed by the last k symbols (alphabet indices,
-    not bytes), so memory is ``2 * A**3`` bytes for the order-2 table (32 MiB at A = 256).
-    The order-0 estimate is Laplace's ``(c + 1) / (n + A)``, so no symbol ever has zero mass.
-    """
-    cdef readonly Py_ssize_t alphabet_size
-    cdef readonly int order
-    cdef uint32_t count_limit
-    cdef double escape_weight
-    cdef Py_ssize_t prev1, prev2
-    cdef uint16_t[::1] c0, c1, c2          # (A,), (A*A,), (A*A*A,)
-    cdef uint32_t[::1] n1, u1, n2, u2      # totals and distinct counts per context
-    cdef uint32_t n0, u0
-    cdef double[::1] p0, p1, probs          # (A,) each
+    cdef const double* c_features(self, Py_ssize_t* n) noexcept:
+        n[0] = 0
+        return NULL
 
-    def __cinit__(self, Py_ssize_t alphabet_size, int order, uint32_t count_limit,
-                  double escape_weight):
-        if alphabet_size < 1 or alphabet_size > 256:
-            raise ValueError("alphabet_size must be in 1..256")
-        if order < 0 or order > 2:
-            raise ValueError("order must be 0, 1 or 2")
-        if count_limit < 2 or count_limit > 65535:
-            raise ValueError("count_limit must be in 2..65535")
-        if not escape_weight > 0.0:
-            raise ValueError("escape_weight must be positive")
-        cdef Py_ssize_t A = alphabet_size
-        self.alphabet_size = A
-        self.order = order
-        self.count_limit = count_limit
-        self.escape_weight = escape_weight
-        self.prev1 = 0
-        self.prev2 = 0
-        self.c0 = np.zeros(A, dtype=np.uint16)
-        self.c1 = np.zeros(A * A if order >= 1 else 1, dtype=np.uint16)
-        self.c2 = np.zeros(A * A * A if order >= 2 else 1, dtype=np.uint16)
-        self.n1 = np.zeros(A if order >= 1 else 1, dtype=np.uint32)
-        self.u1 = np.zeros(A if order >= 1 else 1, dtype=np.uint32)
-        self.n2 = np.zeros(A * A if order >= 2 else 1, dtype=np.uint32)
-        self.u2 = np.zeros(A * A if order >= 2 else 1, dtype=np.uint32)
-        self.n0 = 0
-        self.u0 = 0
-        self.p0 = np.empty(A, dtype=np.float64)
-        self.p1 = np.empty(A, dtype=np.float64)
-        self.probs = np.empty(A, dtype=np.float64)
-
-    cdef void _predict(self) noexcept nogil:
-        cdef Py_ssize_t x, A = self.alphabet_size
-        cdef double inv = 1.0 / (self.n0 + A)
-        cdef Py_ssize_t ctx1 = self.prev1, ctx2 = self.prev2 * A + self.prev1
+    cdef int checked_predict(self, double* probs) noexcept:
+        """``c_predict``, then the finite check both directions share: a distribution with a
+        NaN, an infinity, a negative entry or no mass is replaced by the uniform one (and
+        counted in ``fallbacks``), identically on both sides, so a model that diverges costs
+        bits but never a stream."""
+        cdef int status = self.c_predict(probs), x, A = self.iface.alphabet_size
+        cdef double total = 0.0
+        if status < 0:
+            return status
         for x in range(A):
-            self.p0[x] = (self.c0[x] + 1.0) * inv
-        if self.order == 0:
+            if not (probs[x] >= 0.0 and probs[x] <= 1e300):  # false for NaN too
+                total = -1.0
+                break
+            total = total + probs[x]
+        if not (total > 0.0 and total <= 1e300):
             for x in range(A):
-                self.probs[x] = self.p0[x]
-            return
-        if self.order == 1:
-            _blend(&self.c1[ctx1 * A], self.n1[ctx1], self.u1[ctx1], self.escape_weight,
-                   &self.p0[0], &self.probs[0], A)
-            return
-        _blend(&self.c1[ctx1 * A], self.n1[ctx1], self.u1[ctx1], self.escape_weight,
-               &self.p0[0], &self.p1[0], A)
-        _blend(&self.c2[ctx2 * A], self.n2[ctx2], self.u2[ctx2], self.escape_weight,
-               &self.p1[0], &self.probs[0], A)
+                probs[x] = 1.0 / A
+            self.fallbacks += 1
+        return STATUS_OK
+
+    # ------------------------------------------------------------ the Python-level protocol
+
+    @property
+    def alphabet_size(self):
+        return self.iface.alphabet_size
+
+    @property
+    def mode(self):
+        """0 (symbol mode) or 1 (bit mode)."""
+        return self.iface.mode
+
+    @property
+    def bits(self):
+        """Binary decisions per symbol in bit mode (0 in symbol mode)."""
+        return self.iface.bits
 
     def predict(self):
-        """Distribution of the next symbol: float64, C-contiguous, shape (A,)."""
-        self._predict()
-        return np.asarray(self.probs)
+        """Next-symbol distribution: float64, C-contiguous, shape (A,), after the finite check
+        the coder applies.  The array is the kernel's buffer, valid until the next call."""
+        cdef int status
+        if self._out is None or self._out.shape[0] != self.iface.alphabet_size:
+            self._out = np.empty(self.iface.alphabet_size)
+        status = self.checked_predict(&self._out[0])
+        if status < 0:
+            if status == STATUS_SYMBOL and self.iface.mode == BIT_MODE:
+                raise NotImplementedError("this bit-mode kernel has no full distribution")
+            _raise_for(status, type(self).__name__)
+        return np.asarray(self._out)
 
-    def update(self, Py_ssize_t symbol):
+    def update(self, int symbol):
         """Learn that ``symbol`` (an alphabet index) came next."""
-        cdef Py_ssize_t A = self.alphabet_size
-        if symbol < 0 or symbol >= A:
-            raise ValueError(f"symbol {symbol} outside alphabet of size {A}")
-        self._update(symbol)
+        cdef int status
+        if symbol < 0 or symbol >= self.iface.alphabet_size:
+            raise ValueError(f"symbol {symbol} outside alphabet of size "
+                             f"{self.iface.alphabet_size}")
+        if self.iface.mode == BIT_MODE:
+            for j in range(self.iface.bits - 1, -1, -1):
+                self.c_predict_bit()
+                status = self.c_update_bit((symbol >> j) & 1)
+                if status < 0:
+                    _raise_for(status, type(self).__name__)
+            return
+        status = self.c_update(symbol)
+        if status < 0:
+            _raise_for(status, type(self).__name__)
 
-    cdef void _update(self, Py_ssize_t symbol) noexcept nogil:
-        cdef Py_ssize_t A = self.alphabet_size
-        cdef Py_ssize_t ctx1 = self.prev1, ctx2 = self.prev2 * A + self.prev1
-        _count(&self.c0[0], &self.n0, &self.u0, symbol, A, self.count_limit)
-        if self.order >= 1:
-            _count(&self.c1[ctx1 * A], &self.n1[ctx1], &self.u1[ctx1], symbol, A,
-                   self.count_limit)
-        if self.order >= 2:
-            _count(&self.c2[ctx2 * A], &self.n2[ctx2], &self.u2[ctx2], symbol, A,
-                   self.count_limit)
-        self.prev2 = self.prev1
-        self.prev1 = symbol
+    def predict_bit(self):
+        """Bit mode: P(next bit = 1) in units of 2^-16 (0 or 65536: the bit is forced)."""
+        if self.iface.mode != BIT_MODE:
+            raise TypeError("not a bit-mode kernel")
+        return self.c_predict_bit()
+
+    def update_bit(self, int bit):
+        """Bit mode: learn the next bit (after ``predict_bit``)."""
+        cdef int status
+        if self.iface.mode != BIT_MODE:
+            raise TypeError("not a bit-mode kernel")
+        if bit != 0 and bit != 1:
+            raise ValueError("a bit is 0 or 1")
+        status = self.c_update_bit(bit)
+        if status < 0:
+            _raise_for(status, type(self).__name__)
+
+    def features(self):
+        """A copy of the state vector the kernel offers for gating, or None."""
+        cdef Py_ssize_t n = 0
+        cdef const double* f = self.c_features(&n)
+        if f == NULL:
+            return None
+        return np.asarray(<double[:n]>f).copy()
+
+    def interface(self):
+        """A capsule holding a pointer to this kernel's ``ModelInterface`` (valid while the
+        kernel lives)."""
+        return PyCapsule_New(&self.iface, b"seqzip.ModelInterface", NULL)
+
+
+# ---------------------------------------------------------------- the shared step
+
+def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
+        object categorical=None, object bernoulli=None, list cache=None,
+        double[::1] scores=None):
+    """Run the model over ``len(symbols)`` symbols in one direction; return that count.
+
+    ENCODE reads each symbol and codes it with ``coder.encode(value, model)``; DECODE writes
+    each symbol from ``coder.decode(model)``; SCORE reads each symbol and writes its
+    probability under the model to ``scores``.  In symbol mode the coder's model is
+    ``categorical(probs)``; in bit mode it is ``cache[p]``, built once per 16-bit probability
+    by ``bernoulli(p)``.
+
+    Raises:
+        ValueError: a decoded symbol or bit the model rules out (corrupt data), or a symbol
+            the model cannot code.
+        MemoryError: the model ran out of memory.
+    """
+    cdef Py_ssize_t n = symbols.shape[0], i
+    cdef int A = kernel.iface.alphabet_size, B = kernel.iface.bits, symbol, bit, j, p, status
+    cdef bint bits = kernel.iface.mode == BIT_MODE
+    cdef double score, total
+    cdef double[::1] probs
+    cdef object probs_array = None, model, code = None
+    if direction == ENCODE:
+        code = coder.encode
+    elif direction == DECODE:
+        code = coder.decode
+    elif direction == SCORE:
+        if scores is None or scores.shape[0] < n:
+            raise ValueError("scores must hold one value per symbol")
+    else:
+        raise ValueError("direction must be ENCODE, DECODE or SCORE")
+    if not bits:
+        probs_array = np.empty(A)
+        probs = probs_array
+    elif cache is None and direction != SCORE:
+        raise ValueError("bit mode needs a model cache")
+    for i in range(n):
+        symbol = symbols[i] if direction != DECODE else 0
+        if symbol >= A:
+            raise ValueError(f"symbol {symbol} outside the model's alphabet of {A}")
+        if not bits:
+            status = kernel.checked_predict(&probs[0])
+            if status < 0:
+                _raise_for(status, type(kernel).__name__)
+            if direction == SCORE:
+                total = 0.0
+                for j in range(A):
+                    total = total + probs[j]
+                scores[i] = probs[symbol] / total
+            else:
+                model = categorical(probs_array)
+                if direction == ENCODE:
+                    code(symbol, model)
+                else:
+                    symbol = code(model)
+            status = kernel.iface.update(kernel.iface.state, symbol)
+        else:
+            score = 1.0
+            status = STATUS_OK
+            if direction == DECODE:
+                symbol = 0
+            for j in range(B - 1, -1, -1):
+                p = kernel.iface.predict_bit(kernel.iface.state)
+                if direction == DECODE:
+                    if p <= 0 or p >= PROB_ONE:
+                        bit = p >= PROB_ONE
+                    else:
+                        model = cache[p]
+                        if model is None:
+                            model = cache[p] = bernoulli(p)
+                        bit = code(model)
+                    symbol = symbol | (bit << j)
+                else:
+                    bit = (symbol >> j) & 1
+                    if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
+                        raise ValueError("symbol outside the model's alphabet")
+                    if direction == SCORE:
+                        score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
+                    elif 0 < p < PROB_ONE:
+                        model = cache[p]
+                        if model is None:
+                            model = cache[p] = bernoulli(p)
+                        code(bit, model)
+                status = kernel.iface.update_bit(kernel.iface.state, bit)
+                if status < 0:
+                    break
+            if direction == SCORE:
+                scores[i] = score
+        if status < 0:
+            _raise_for(status, type(kernel).__name__)
+        if direction == DECODE:
+            if symbol >= A:
+                raise ValueError(f"decoded symbol {symbol} outside the alphabet")
+            symbols[i] = symbol
+    return n

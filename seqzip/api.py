@@ -25,8 +25,9 @@ from . import coder
 from .container import (DEFAULT_FRAME, MAX_FRAME, NeedMoreData, StreamHeader, next_frame_symbols,
                         pack_frame, parse_frame, parse_header)
 from .errors import CorruptError, SeqzipError, TruncatedError
-from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, check_level, config_from_bytes,
-                     config_to_bytes, create, make_config, spec_by_name)
+from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
+                     config_from_bytes, config_to_bytes, create, make_config, spec_by_id,
+                     spec_by_name)
 
 CHUNK = 1 << 16
 SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
@@ -46,17 +47,29 @@ def _check_frame_size(frame_size: int) -> int:
     return frame_size
 
 
+def spec_for_header(header: StreamHeader) -> ModelSpec:
+    """The model family a stream header names.
+
+    Raises:
+        CorruptError: the header names no model this build knows.
+    """
+    spec = spec_by_id(header.model_id)
+    if spec is None:
+        raise CorruptError(f"unknown model id {header.model_id} in header")
+    return spec
+
+
 def config_for_header(header: StreamHeader) -> Any:
     """The model config stored in a stream header.
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
     """
-    spec = spec_by_name(header.model)
+    spec = spec_for_header(header)
     try:
         return config_from_bytes(spec.config_class, header.config)
     except (ValueError, TypeError) as exc:
-        raise CorruptError(f"header holds an invalid {header.model} config: {exc}") from None
+        raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
 
 
 def model_for_header(header: StreamHeader) -> Model | None:
@@ -68,7 +81,8 @@ def model_for_header(header: StreamHeader) -> Model | None:
     config = config_for_header(header)
     if not header.alphabet:
         return None
-    return create(header.model, config, alphabet_size=len(header.alphabet), seed=header.seed)
+    return create(spec_for_header(header).name, config, alphabet=header.alphabet,
+                  seed=header.seed)
 
 
 class _SymbolMap:
@@ -158,7 +172,8 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     start = src.tell()
     length, alphabet, crc = _scan(src)
     src.seek(start)
-    header = StreamHeader(model, config_to_bytes(config), seed, length, frame_size, alphabet, crc)
+    header = StreamHeader(spec.model_id, config_to_bytes(config), seed, length, frame_size,
+                          alphabet, crc)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
     return written

@@ -12,39 +12,15 @@ true model is known.
 """
 from __future__ import annotations
 
-import bz2
 import io
-import lzma
 import os
 import time
 from typing import Callable
 
-from . import api
+from . import api, baselines
 from .models import DEFAULT_LEVEL, MODELS, spec_by_name
 
 DEFAULT_SIZES = {"text": 100_000, "markov2": 50_000}  # every model in ~2 minutes
-
-
-def _baselines() -> dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]]:
-    found = {
-        "bzip2-9": (lambda d: bz2.compress(d, 9), bz2.decompress),
-        "xz-9e": (lambda d: lzma.compress(d, preset=9 | lzma.PRESET_EXTREME), lzma.decompress),
-    }
-    try:
-        import pyppmd
-
-        found["ppmd-o6"] = (lambda d: pyppmd.compress(d, max_order=6, mem_size=16 << 20),
-                            lambda c: pyppmd.decompress(c, max_order=6, mem_size=16 << 20))
-    except ImportError:
-        pass
-    try:
-        import zstandard
-
-        found["zstd-19"] = (zstandard.ZstdCompressor(level=19).compress,
-                            zstandard.ZstdDecompressor().decompress)
-    except ImportError:
-        pass
-    return found
 
 
 def _inputs(files: list[str] | None, sizes: dict[str, int]) -> list[tuple[str, bytes, float | None]]:
@@ -96,7 +72,7 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
         spec_by_name(name)  # ValueError for unknown names before any work
     rows = []
     for file_name, data, truth in _inputs(files, sizes or DEFAULT_SIZES):
-        for method in _baselines():
+        for method in baselines.available():
             rows.append(measure_baseline(file_name, data, method, truth=truth))
         for name in names:
             if progress:
@@ -108,7 +84,7 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
 def measure_baseline(file_name: str, data: bytes, method: str, *,
                      truth: float | None = None) -> dict:
     """One row for baseline ``method`` ("bzip2-9", "xz-9e", ...)."""
-    comp, decomp = _baselines()[method]
+    comp, decomp = baselines.available()[method]
     packed, tc = _timed(comp, data)
     restored, td = _timed(decomp, packed)
     return _row(file_name, data, method, None, len(packed), tc, td, restored == data, truth)
@@ -130,58 +106,6 @@ def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFA
     restored, td = _timed(api.decompress, packed)
     return _row(file_name, data, label or model, level if config is None else None,
                 len(packed), tc, td, restored == data, truth)
-
-
-def validation_bits(method: str, train: bytes, validation: bytes, *,
-                    level: int = DEFAULT_LEVEL) -> float:
-    """Bits spent on ``validation`` after ``train``: cost(train + validation) - cost(train).
-
-    This is the protocol of Ollivier's Table 1 (000 Sect. 4): every method is scored on the
-    same validation symbols after seeing the training sequence.  For a seqzip model the cost is
-    its exact log-loss (sum of -log2 p over the validation symbols, alphabet of both parts);
-    for a baseline it is 8 x the difference of compressed sizes.
-
-        >>> t, v = b"abcab" * 200, b"abcab" * 20
-        >>> validation_bits("ctw", t, v) < validation_bits("bzip2-9", t, v)
-        True
-    """
-    baselines = _baselines()
-    if method in baselines:
-        compress = baselines[method][0]
-        return 8.0 * (len(compress(train + validation)) - len(compress(train)))
-    from . import coder
-    from .models import create, make_config
-
-    symbols, alphabet = api.symbols_of(train + validation)
-    model = create(method, make_config(method, level), alphabet_size=len(alphabet), seed=0)
-    return float(coder.log_loss_bits(model, symbols)[len(train):].sum())
-
-
-def run_validation(train: bytes, validation: bytes, *, models: list[str] | None = None,
-                   level: int = DEFAULT_LEVEL, true_bits: float | None = None) -> list[dict]:
-    """``validation_bits`` for every baseline and model, with regret when the truth is known."""
-    names = models if models else sorted(MODELS)
-    rows = []
-    for method in list(_baselines()) + names:
-        bits = validation_bits(method, train, validation, level=level)
-        rows.append({"method": method, "level": None if method in _baselines() else level,
-                     "train_bytes": len(train), "validation_bytes": len(validation),
-                     "validation_bits": bits,
-                     "bits_per_character": bits / len(validation) if validation else 0.0,
-                     "regret_bits": bits - true_bits if true_bits is not None else None})
-    return rows
-
-
-def format_validation_table(rows: list[dict]) -> str:
-    head = f"{'method':<14} {'train':>10} {'valid':>9} {'valid bits':>12} {'bpc':>7} {'regret':>10}"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        method = r["method"] + (f" -{r['level']}" if r["level"] is not None else "")
-        regret = f"{r['regret_bits']:.1f}" if r["regret_bits"] is not None else "-"
-        lines.append(f"{method:<14} {r['train_bytes']:>10,} {r['validation_bytes']:>9,} "
-                     f"{r['validation_bits']:>12.1f} {r['bits_per_character']:>7.3f} "
-                     f"{regret:>10}")
-    return "\n".join(lines)
 
 
 def format_table(rows: list[dict]) -> str:

@@ -333,7 +333,7 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
 
     names = [m.strip() for m in model_names.split(",")] if model_names else None
     if table1:
-        from . import table1 as table1_module
+        from .research import table1 as table1_module
 
         methods = method_names.split(",") if method_names else list(table1_module.METHODS)
         wanted = problems.split(",")
@@ -355,6 +355,8 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
     if (train_path is None) != (validation_path is None):
         raise click.UsageError("--train and --validation go together")
     if train_path is not None:
+        from .research import protocol
+
         if files:
             raise click.UsageError("FILES cannot be combined with --train/--validation")
         with open(train_path, "rb") as f:
@@ -362,11 +364,11 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
         with open(validation_path, "rb") as f:
             validation = f.read()
         try:
-            rows = bench_module.run_validation(train, validation, models=names, level=level)
+            rows = protocol.run_validation(train, validation, models=names, level=level)
         except ValueError as exc:
             raise UserError(str(exc)) from None
         click.echo(json.dumps(rows, indent=2) if as_json else
-                   bench_module.format_validation_table(rows))
+                   protocol.format_validation_table(rows))
         return 0
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level,
@@ -397,7 +399,7 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
 def train(files, output, validation_path, method, budget, units, connectivity, seed,
           force) -> int:
     """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2) and save it."""
-    from . import training
+    from .research import training
 
     if os.path.exists(output) and not force:
         raise UserError(f"{output} already exists (use -f to overwrite)")

@@ -26,7 +26,7 @@ Frame, repeated until ``length`` symbols are coded::
 
 Every field is checked before it is used, so no allocation is ever sized by an unchecked field.
 
-    >>> h = StreamHeader("order2", b'{"a":1}', seed=7, length=3, frame_size=16,
+    >>> h = StreamHeader(1, b'[255,1.0,2]', seed=7, length=3, frame_size=16,
     ...                  alphabet=b"abc", crc32=0)
     >>> packed = h.pack()
     >>> parse_header(packed) == (h, len(packed))
@@ -38,9 +38,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from .coder import max_payload_bytes
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
-from .models import spec_by_id, spec_by_name
 
 MAGIC = b"\xb7SQZ"
 VERSION = 2
@@ -49,10 +47,21 @@ MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24
 DEFAULT_FRAME = 1 << 20
 
+# The coder never spends more than 24 bits on one coded decision (constriction's precision) and
+# codes at most 8 decisions per symbol (bit mode over 256 symbols), so a frame of n symbols fits
+# in n * 192 bits plus the coder's final flush: a bound for checking frame fields, not a size.
+MAX_BITS_PER_SYMBOL = 192
+FLUSH_WORDS = 2
+
 _FIXED = struct.Struct("<4sBBH")  # magic, version, model_id, config_len
 _TAIL = struct.Struct("<QQI32sI")  # seed, length, frame_size, alphabet, crc32
 _CRC = struct.Struct("<I")
 FRAME_HEAD = struct.Struct("<III")  # n_symbols, payload_len, frame_crc
+
+
+def max_payload_bytes(n_symbols: int) -> int:
+    """Upper bound on the payload of a frame of ``n_symbols`` symbols (a header sanity check)."""
+    return 4 * ((n_symbols * MAX_BITS_PER_SYMBOL + 31) // 32 + FLUSH_WORDS)
 
 
 class NeedMoreData(Exception):
@@ -61,7 +70,7 @@ class NeedMoreData(Exception):
 
 @dataclass(frozen=True)
 class StreamHeader:
-    model: str  # model family name
+    model_id: int  # model family id (seqzip.models maps ids and names)
     config: bytes  # canonical JSON of the model config
     seed: int
     length: int  # bytes of original data
@@ -73,7 +82,7 @@ class StreamHeader:
         bitmap = bytearray(32)
         for b in self.alphabet:
             bitmap[b >> 3] |= 1 << (b & 7)
-        head = (_FIXED.pack(MAGIC, VERSION, spec_by_name(self.model).model_id, len(self.config))
+        head = (_FIXED.pack(MAGIC, VERSION, self.model_id, len(self.config))
                 + self.config
                 + _TAIL.pack(self.seed, self.length, self.frame_size, bytes(bitmap), self.crc32))
         return head + _CRC.pack(zlib.crc32(head))
@@ -112,9 +121,6 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     (header_crc,) = _CRC.unpack_from(buf, offset + end)
     if zlib.crc32(bytes(buf[offset:offset + end])) != header_crc:
         raise CorruptError("header checksum mismatch (corrupt header)")
-    spec = spec_by_id(model_id)
-    if spec is None:
-        raise CorruptError(f"unknown model id {model_id} in header")
     config = bytes(buf[offset + _FIXED.size:offset + _FIXED.size + config_len])
     seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, offset + _FIXED.size
                                                               + config_len)
@@ -125,7 +131,7 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     alphabet = _alphabet_from_bitmap(bitmap)
     if (length == 0) != (len(alphabet) == 0):
         raise CorruptError("header alphabet does not match its length")
-    header = StreamHeader(spec.name, config, seed, length, frame_size, alphabet, crc)
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc)
     return header, offset + end + _CRC.size
 
 

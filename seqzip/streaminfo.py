@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import IO, Any
 
+from .api import config_for_header, spec_for_header
 from .container import FRAME_HEAD, NeedMoreData, next_frame_symbols, parse_frame, parse_header
 from .errors import TruncatedError
 
@@ -62,7 +63,6 @@ def _parse(buf: _Buffer, parse, *args):
 
 
 def _config_dict(header) -> dict[str, Any]:
-    from .api import config_for_header
     return dataclasses.asdict(config_for_header(header))
 
 
@@ -77,7 +77,7 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
         size += FRAME_HEAD.size + len(payload)
         done += expected
         frames += 1
-    return {"model": header.model, "config": _config_dict(header), "seed": header.seed,
+    return {"model": spec_for_header(header).name, "config": _config_dict(header), "seed": header.seed,
             "length": header.length, "alphabet_size": len(header.alphabet),
             "frame_size": header.frame_size, "frames": frames, "crc32": header.crc32,
             "compressed_bytes": size,

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from seqzip import coder, corpora
+from seqzip import coder, container, corpora
 from seqzip.errors import CorruptError
 
-from conftest import symbols_of
+from tests.helpers import symbols_of
 from seqzip.models import create, make_config
 
 
@@ -52,4 +52,4 @@ def test_max_payload_bound_holds_for_adversarial_data():
     rng = np.random.default_rng(0)
     symbols = rng.integers(0, 256, 20000).astype(np.uint8)
     payload = coder.encode(create("order2", None, alphabet_size=256, seed=0), symbols)
-    assert len(payload) <= coder.max_payload_bytes(len(symbols))
+    assert len(payload) <= container.max_payload_bytes(len(symbols))

@@ -11,7 +11,7 @@ import seqzip
 from seqzip import corpora
 from seqzip.models import MODELS
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 SCRIPT = """
 import sys, seqzip
@@ -33,8 +33,6 @@ def o0_build(tmp_path_factory):
     root = tmp_path_factory.mktemp("o0build")
     shutil.copytree(ROOT / "seqzip", root / "seqzip",
                     ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__"))
-    shutil.copytree(ROOT / "corpora", root / "seqzip" / "corpora",
-                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "setup.py", root / "setup.py")
     env = dict(os.environ, SEQZIP_OPT="-O0")
     build = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=root,

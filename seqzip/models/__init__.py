@@ -1,9 +1,11 @@
 """Model families and their registry.
 
 Each family has a name (used by ``--model``), a one-byte id stored in the stream header, a
-frozen config dataclass with ``for_level(level)``, and a class built from
-``(config, alphabet_size, seed)``.  The id and the config's serialisation are part of the file
-format: never reuse or renumber an id.
+frozen config dataclass with ``for_level(level)``, and a model class built from
+``(config, alphabet, seed)`` around its kernel.  The id and the config's serialisation are part
+of the file format: never reuse or renumber an id.  A family's module is imported only when the
+family is used (``seqzip --version`` imports none).  Adding a family is one module plus one
+``register`` line here.
 
     >>> spec = MODELS["order2"]
     >>> spec.model_id, spec.config_class.for_level(6).order
@@ -11,14 +13,11 @@ format: never reuse or renumber an id.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .base import Model, config_from_bytes, config_to_bytes
-from .ctw import CTWConfig, CTWModel
-from .glnn import GLNNConfig, GLNNModel
-from .order2 import Order2Config, Order2Model
-from .rnn import LSTMConfig, MLSTMConfig, MRNNConfig, factory as rnn_factory
 
 DEFAULT_MODEL = "glnn"
 LEVELS = range(1, 10)
@@ -29,9 +28,21 @@ DEFAULT_LEVEL = 6
 class ModelSpec:
     name: str
     model_id: int  # stored in the header; part of the format
-    config_class: type
-    factory: Callable[..., Model]
+    module: str  # the family's module inside seqzip.models
+    config_name: str
+    model_name: str
     summary: str
+
+    def _module(self):
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+    @property
+    def config_class(self) -> type:
+        return getattr(self._module(), self.config_name)
+
+    @property
+    def model_class(self) -> type:
+        return getattr(self._module(), self.model_name)
 
 
 MODELS: dict[str, ModelSpec] = {}
@@ -43,28 +54,25 @@ def register(spec: ModelSpec) -> None:
     MODELS[spec.name] = spec
 
 
-register(ModelSpec("order2", 1, Order2Config, Order2Model,
+register(ModelSpec("order2", 1, "order2", "Order2Config", "Order2Model",
                    "adaptive order-2 context model blended to orders 1 and 0"))
-register(ModelSpec("ctw", 2, CTWConfig, CTWModel,
+register(ModelSpec("ctw", 2, "ctw", "CTWConfig", "CTWModel",
                    "context-tree weighting over bytes, binary decomposition, KT estimators"))
-register(ModelSpec("glnn", 3, GLNNConfig, GLNNModel,
+register(ModelSpec("glnn", 3, "glnn", "GLNNConfig", "GLNNModel",
                    "gated leaky neural network trained online with Ollivier's metrics"))
-register(ModelSpec("lstm", 4, LSTMConfig, rnn_factory("lstm"),
+register(ModelSpec("lstm", 4, "lstm", "LSTMConfig", "LSTMModel",
                    "LSTM trained online while coding (Adam or a Riemannian step)"))
-register(ModelSpec("mlstm", 5, MLSTMConfig, rnn_factory("mlstm"),
+register(ModelSpec("mlstm", 5, "lstm", "MLSTMConfig", "MLSTMModel",
                    "Krause's multiplicative LSTM trained online while coding"))
-register(ModelSpec("mrnn", 6, MRNNConfig, rnn_factory("mrnn"),
+register(ModelSpec("mrnn", 6, "lstm", "MRNNConfig", "MRNNModel",
                    "factorised multiplicative RNN trained online while coding"))
-
-
-
 
 
 def spec_by_name(name: str) -> ModelSpec:
     """Raises ``ValueError`` naming the known models when ``name`` is unknown."""
     try:
         return MODELS[name]
-    except KeyError:
+    except (KeyError, TypeError):
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(sorted(MODELS))}") from None
 
 
@@ -86,12 +94,19 @@ def make_config(name: str, level: int = DEFAULT_LEVEL) -> Any:
     return spec_by_name(name).config_class.for_level(check_level(level))
 
 
-def create(name: str, config: Any | None, *, alphabet_size: int, seed: int) -> Model:
-    """Build model ``name`` (its level-6 config when ``config`` is None)."""
+def create(name: str, config: Any | None = None, *, alphabet: bytes | None = None,
+           alphabet_size: int | None = None, seed: int = 0) -> Model:
+    """Build model ``name`` (its level-6 config when ``config`` is None) over ``alphabet``
+    (the byte values it codes, sorted) or, for models that only need its size, over
+    ``alphabet_size`` symbols."""
     spec = spec_by_name(name)
     if config is None:
         config = spec.config_class.for_level(DEFAULT_LEVEL)
-    return spec.factory(config, alphabet_size, seed)
+    if alphabet is None:
+        if alphabet_size is None:
+            raise ValueError("give the alphabet or its size")
+        alphabet = bytes(range(alphabet_size))
+    return spec.model_class(config, alphabet, seed)
 
 
 __all__ = ["MODELS", "ModelSpec", "Model", "DEFAULT_MODEL", "DEFAULT_LEVEL", "LEVELS",

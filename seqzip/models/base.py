@@ -1,8 +1,10 @@
-"""The model protocol shared by every model family, and config (de)serialisation.
+"""What every model family shares: the model class over a kernel, and config (de)serialisation.
 
 A model predicts a distribution over the file's alphabet (indices 0..A-1), then learns the
-symbol that came.  It is fully determined by ``(config, alphabet_size, seed)``: the decoder
-rebuilds it from the stream header and replays every step.
+symbol that came.  It is fully determined by ``(config, alphabet, seed)``: the decoder rebuilds
+it from the stream header and replays every step.  The arithmetic is in the model's *kernel*
+(``seqzip._core.Kernel``); this layer validates settings, draws initial parameters and builds
+the kernel.
 
     >>> from seqzip.models import create
     >>> m = create("order2", None, alphabet_size=4, seed=0)
@@ -14,26 +16,47 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 C = TypeVar("C")
 
+MAX_CONFIG_DEPTH = 4  # a config is a flat JSON array: nesting means a corrupt or hostile header
 
-class Model(Protocol):
-    """What the coder needs of a model."""
 
-    alphabet_size: int
+class Model:
+    """A model of one family over one alphabet.
 
-    def predict(self) -> np.ndarray:
-        """Next-symbol probabilities: float64, C-contiguous, shape (alphabet_size,).
+    Subclasses set ``config_class`` and implement :meth:`make_kernel`.  ``predict()`` and
+    ``update(symbol)`` are the kernel's own methods (no Python layer in between); the coder
+    uses ``kernel`` directly through its C interface.
+    """
 
-        The array may be a view into the model's buffer, valid until the next ``update``.
-        """
+    config_class: type = object
 
-    def update(self, symbol: int) -> None:
-        """Learn that ``symbol`` came next."""
+    def __init__(self, config: Any, alphabet: bytes, seed: int) -> None:
+        if not isinstance(config, self.config_class):
+            raise ValueError(f"config must be a {self.config_class.__name__}")
+        if not 1 <= len(alphabet) <= 256:
+            raise ValueError("the alphabet must hold 1 to 256 byte values")
+        self.config = config
+        self.alphabet = bytes(alphabet)
+        self.seed = seed
+        self.kernel = self.make_kernel()
+        self.predict = self.kernel.predict
+        self.update = self.kernel.update
+
+    @property
+    def alphabet_size(self) -> int:
+        return len(self.alphabet)
+
+    def make_kernel(self):
+        raise NotImplementedError
+
+    def stats(self) -> dict:
+        """What the model reports about itself (for ``bench --verbose``)."""
+        return {"fallbacks": self.kernel.fallbacks}
 
 
 def config_to_bytes(config: Any) -> bytes:
@@ -58,12 +81,14 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     """Rebuild a config from :func:`config_to_bytes` output.
 
     Raises:
-        ValueError: not JSON, not an array of the right length, wrong types, or values the
-            config rejects.  The container turns this into a ``CorruptError``.
+        ValueError: not JSON, not a flat array of the right length, wrong types, or values the
+            config rejects.  The container layer turns this into a ``CorruptError``.
     """
+    if data.count(b"[") > MAX_CONFIG_DEPTH or data.count(b"{") > 0:
+        raise ValueError("model config is not a flat JSON array")
     try:
         values = json.loads(data.decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"model config is not valid JSON: {exc}") from None
     names = sorted(f.name for f in dataclasses.fields(cls))
     if not isinstance(values, list):
@@ -87,3 +112,8 @@ def check_range(name: str, value: float, low: float, high: float) -> None:
     """Raise ``ValueError`` unless ``low <= value <= high``."""
     if not (low <= value <= high):
         raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
+
+
+def as_array(values) -> np.ndarray:
+    """float64, C-contiguous copy (initial parameters handed to a kernel)."""
+    return np.array(values, dtype=np.float64, order="C")

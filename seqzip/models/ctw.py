@@ -1,8 +1,8 @@
 """Context-tree weighting over bytes: the baseline of Ollivier's Table 1, usable as a model.
 
-The kernel is :class:`seqzip._ctw.CTWKernel`; this module holds the config and levels.
+The kernel is :class:`seqzip._kernels.ctw.CTWKernel`; this module holds the config and levels.
 
-    >>> m = CTWModel(CTWConfig(depth=4), alphabet_size=3, seed=0)
+    >>> m = CTWModel(CTWConfig(depth=4), alphabet=b"abc", seed=0)
     >>> for s in [0, 1, 2] * 20:
     ...     _ = m.predict(); m.update(s)
     >>> int(m.predict().argmax())   # after "... 1 2" comes 0
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._ctw import CTWKernel
-from .base import check_range
+from .._kernels.ctw import CTWKernel
+from .base import Model, check_range
 
 ESTIMATORS = ("kt", "zr")
 WHEN_FULL = ("freeze", "reset")
@@ -36,7 +36,7 @@ class CTWConfig:
         check_range("depth", self.depth, 0, 32)
         check_range("alpha", self.alpha, 1e-4, 16.0)
         check_range("count_limit", self.count_limit, 2, 65535)
-        check_range("memory_mb", self.memory_mb, 1, 16384)
+        check_range("memory_mb", self.memory_mb, 1, 4096)
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}")
         if self.when_full not in WHEN_FULL:
@@ -46,22 +46,23 @@ class CTWConfig:
     def for_level(cls, level: int) -> "CTWConfig":
         return cls(depth={1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 8, 7: 10, 8: 12, 9: 16}[level])
 
+    def memory_bytes(self, alphabet_size: int) -> int:
+        """The budget (the tree never grows past it) plus the kernel's fixed tables."""
+        return (self.memory_mb << 20) + (1 << 20)
 
-class CTWModel:
-    """CTW over an alphabet of ``alphabet_size`` symbols (deterministic; the seed is unused)."""
 
-    def __init__(self, config: CTWConfig, alphabet_size: int, seed: int) -> None:
-        self.config = config
-        self.alphabet_size = alphabet_size
-        self.seed = seed
-        self._kernel = CTWKernel(alphabet_size, config.depth, config.alpha,
-                                 int(config.estimator == "zr"), config.count_limit,
-                                 config.memory_mb << 20, int(config.when_full == "reset"))
-        self.predict = self._kernel.predict
-        self.update = self._kernel.update
+class CTWModel(Model):
+    """CTW over ``alphabet`` (deterministic; the seed is unused)."""
+
+    config_class = CTWConfig
+
+    def make_kernel(self) -> CTWKernel:
+        c = self.config
+        return CTWKernel(self.alphabet_size, c.depth, c.alpha, int(c.estimator == "zr"),
+                         c.count_limit, c.memory_mb << 20, int(c.when_full == "reset"))
 
     def memory_used(self) -> int:
-        return self._kernel.memory_used()
+        return self.kernel.memory_used()
 
     def stats(self) -> dict:
-        return self._kernel.stats()
+        return {**super().stats(), **self.kernel.stats()}

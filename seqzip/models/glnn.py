@@ -1,11 +1,12 @@
 """Online GLNN: Ollivier's gated leaky network trained with his metrics while coding.
 
-The kernel is :class:`seqzip._online.OnlineGLNN`.  The graph and the initial parameters (000
-Sect. 2, eq. 30-33, with uniform symbol frequencies: the only ones both sides know at the start)
-come from a splitmix64 stream of the header's seed and plain float arithmetic, so that they are
-the same on every platform.
+The kernel is :class:`seqzip._kernels.glnn.OnlineGLNN` (on the base of
+:mod:`seqzip._kernels.online`).  The graph and the initial parameters (000 Sect. 2, eq. 30-33,
+with uniform symbol frequencies: the only ones both sides know at the start) come from
+:func:`seqzip._kernels.glnn.initial_parameters`: splitmix64 of the header's seed and plain float
+arithmetic, the same on every platform.
 
-    >>> m = GLNNModel(GLNNConfig(n_units=4, window=8, interval=8), alphabet_size=3, seed=1)
+    >>> m = GLNNModel(GLNNConfig(n_units=4, window=8, interval=8), alphabet=b"abc", seed=1)
     >>> for s in [0, 1, 2] * 200:
     ...     _ = m.predict(); m.update(s)
     >>> int(m.predict().argmax())   # after "... 1 2" comes 0
@@ -13,15 +14,11 @@ the same on every platform.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from .._glnn import py_log
-from .._online import OnlineGLNN
-from .base import check_range
-from .experts import GATE_PRIOR, ExpertMixed, initial_gates, make_experts, parse_experts
+from .._kernels import glnn as kernels
+from .base import Model, check_range
+from .experts import experts_memory, make_experts, parse_experts
 
 METRICS = ("qdrbpm", "qdruop", "rbpm", "ruop")
 
@@ -73,6 +70,15 @@ class GLNNConfig:
             raise ValueError(f"metric must be one of {METRICS}")
         parse_experts(self.experts)
 
+    def memory_bytes(self, alphabet_size: int) -> int:
+        """Bytes the kernel and its experts allocate for this config (a bound)."""
+        N, A = self.n_units, alphabet_size
+        K = min(self.connectivity, N) + 1
+        network = 8 * ((N + 1) * A * (4 + 2 * K * K + 2 * K) + self.window * (N + 1 + A)
+                       + 8 * (N + 1) * 8 + 4 * A)
+        window_pass = 8 * (self.window + 1) * (N + 1) * 6 + 8 * self.window * A * 2
+        return network + window_pass + experts_memory(self.experts, alphabet_size)
+
     @classmethod
     def for_level(cls, level: int) -> "GLNNConfig":
         """Levels trade speed for ratio (benchmarks/online_glnn.py measures them all)."""
@@ -90,73 +96,27 @@ class GLNNConfig:
         return cls(n_units=units, experts=experts, window=window, interval=interval)
 
 
-class _SplitMix64:
-    """A tiny PRNG with a fixed, documented output stream (part of the file format)."""
-
-    def __init__(self, seed: int) -> None:
-        self.state = seed & (2**64 - 1)
-
-    def next(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & (2**64 - 1)
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
-        return z ^ (z >> 31)
-
-    def uniform(self) -> float:
-        return (self.next() >> 11) * 2.0 ** -53
-
-    def below(self, n: int) -> int:
-        return self.next() % n  # bias < n / 2**64: irrelevant here
-
-
 def initial_parameters(config: GLNNConfig, alphabet_size: int, seed: int):
-    """Graph and parameters of 000 Sect. 2 (eq. 30-33) with uniform frequencies."""
-    rng = _SplitMix64(seed)
-    N, A = config.n_units, alphabet_size
-    d = min(config.connectivity, N)
-    incoming = np.zeros((N + 1, d + 1), dtype=np.int64)
-    for j in range(1, N + 1):
-        others = [i for i in range(1, N + 1) if i != j]
-        for k in range(d - 1):  # partial Fisher-Yates
-            pick = k + rng.below(len(others) - k)
-            others[k], others[pick] = others[pick], others[k]
-        incoming[j, 1:] = [j] + sorted(others[:d - 1])
-    tau = np.zeros((N + 1, d + 1, A))
-    V0 = np.zeros(N + 1)
-    alpha = config.alpha
-    for j in range(1, N + 1):
-        mu = 1.0 / (j + 1)
-        beta = -math.sqrt(alpha * (alpha - mu)) if alpha > mu else 0.0
-        u = [rng.uniform() for _ in range(A)]
-        mean = sum(u) / A
-        for y in range(A):
-            tau[j, 0, y] = beta + mu / 4 * (u[y] - mean)
-            tau[j, 1, y] = -alpha
-        z = beta / alpha
-        V0[j] = 0.5 * py_log((1.0 + z) / (1.0 - z))  # atanh, with seqzip's own log
-    return incoming, np.zeros((N + 1, A)), tau, V0
+    """``(incoming, w, tau, V0)`` of 000 Sect. 2 for ``config`` (see the kernel's function)."""
+    return kernels.initial_parameters(config.n_units, config.connectivity, config.alpha,
+                                      alphabet_size, seed)
 
 
-class GLNNModel(ExpertMixed):
-    """Online GLNN over an alphabet of ``alphabet_size`` symbols."""
+class GLNNModel(Model):
+    """Online GLNN over ``alphabet``."""
 
-    def __init__(self, config: GLNNConfig, alphabet_size: int, seed: int) -> None:
-        self.config = config
-        self.alphabet_size = alphabet_size
-        self.seed = seed
-        incoming, w, tau, V0 = initial_parameters(config, alphabet_size, seed)
-        experts = make_experts(config.experts, alphabet_size, seed)
-        self._bind(OnlineGLNN(incoming, w, tau, V0, config.window, config.interval,
-                              config.decay, config.eps, 1.0 - 1.0 / config.writing_memory,
-                              config.writing_eps, config.metric.endswith("rbpm"),
-                              not config.metric.startswith("qd"), config.rate_w,
-                              config.rate_tau, config.writing_prior, initial_gates(experts),
-                              config.beta_eps, config.rate_beta, GATE_PRIOR,
-                              config.rate_tau_max),
-                   experts)
+    config_class = GLNNConfig
+
+    def make_kernel(self) -> kernels.OnlineGLNN:
+        c = self.config
+        incoming, w, tau, V0 = initial_parameters(c, self.alphabet_size, self.seed)
+        return kernels.OnlineGLNN(c, incoming, w, tau, V0,
+                                  make_experts(c.experts, self.alphabet, self.seed))
+
+    def expert_weights(self) -> list[float]:
+        return self.kernel.expert_weights()[0].round(3).tolist()
 
     def stats(self) -> dict:
-        return {"steps_kept": self._kernel.steps_kept,
-                "steps_undone": self._kernel.steps_undone, "rate_tau": self._kernel.rate_tau,
+        return {**super().stats(), "steps_kept": self.kernel.steps_kept,
+                "steps_undone": self.kernel.steps_undone, "rate_tau": self.kernel.rate_tau,
                 "expert_weights": self.expert_weights()}

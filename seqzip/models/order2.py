@@ -1,9 +1,9 @@
 """Adaptive order-2 context model blended down to orders 1 and 0 (PPM method C, no exclusion).
 
-The counts live in the Cython kernel :class:`seqzip._core.Order2Kernel`; this module holds the
-config and the level table.
+The counts live in the kernel :class:`seqzip._kernels.order2.Order2Kernel`; this module holds
+the config and the level table.
 
-    >>> m = Order2Model(Order2Config(), alphabet_size=3, seed=0)
+    >>> m = Order2Model(Order2Config(), alphabet=b"abc", seed=0)
     >>> for s in [0, 1, 2, 0, 1]:
     ...     _ = m.predict(); m.update(s)
     >>> int(m.predict().argmax())   # after "0 1 2 0 1" comes 2
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._core import Order2Kernel
-from .base import check_range
+from .._kernels.order2 import Order2Kernel
+from .base import Model, check_range
 
 
 @dataclass(frozen=True)
@@ -35,16 +35,18 @@ class Order2Config:
             return cls(order=1, count_limit=255)
         return cls(order=2, count_limit={4: 127, 5: 255, 6: 255, 7: 511, 8: 1023, 9: 1023}[level])
 
+    def memory_bytes(self, alphabet_size: int) -> int:
+        """Bytes the kernel allocates for this config (its tables; a bound, checked by tests)."""
+        A = alphabet_size
+        return 2 * (A + A ** 2 * (self.order >= 1) + A ** 3 * (self.order >= 2)) + \
+            8 * (A * (self.order >= 1) + A * A * (self.order >= 2)) + 16 * A
 
-class Order2Model:
-    """Order-2 blended context model over an alphabet of ``alphabet_size`` symbols."""
 
-    def __init__(self, config: Order2Config, alphabet_size: int, seed: int) -> None:
-        self.config = config
-        self.alphabet_size = alphabet_size
-        self.seed = seed  # deterministic model: the seed is unused but kept for the protocol
-        self._kernel = Order2Kernel(alphabet_size, config.order, config.count_limit,
-                                    config.escape_weight)
-        # Bind the kernel's methods directly: the coding loop then calls Cython, not Python.
-        self.predict = self._kernel.predict
-        self.update = self._kernel.update
+class Order2Model(Model):
+    """Order-2 blended context model over ``alphabet`` (deterministic: the seed is unused)."""
+
+    config_class = Order2Config
+
+    def make_kernel(self) -> Order2Kernel:
+        c = self.config
+        return Order2Kernel(self.alphabet_size, c.order, c.count_limit, c.escape_weight)

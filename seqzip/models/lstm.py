@@ -1,12 +1,13 @@
 """LSTM, multiplicative LSTM and multiplicative RNN trained online while coding.
 
-The kernel is :class:`seqzip._rnn.OnlineRNN` (the model and its window are defined in
-:mod:`seqzip.rnn_reference`).  Initial weights come from a splitmix64 stream of the header's
-seed: the thesis's N(0, 0.1) (001 Sect. 4.5), or with ``init="orthogonal"`` the recurrent
-n x n blocks orthonormalised (002's starting point); biases and output weights start at zero,
-so that the first prediction is the experts' (or uniform without experts).
+The kernel is :class:`seqzip._kernels.lstm.OnlineRNN` (on the base of
+:mod:`seqzip._kernels.online`; the cells and the window are defined by
+:mod:`seqzip.reference.lstm`).  Initial weights come from a splitmix64 stream of the header's
+seed: the thesis's N(0, 0.1) (001 Sect. 4.5), or with ``init="orthogonal"`` the recurrent n x n
+blocks orthonormalised (002's starting point); biases and output weights start at zero, so that
+the first prediction is the experts' (or uniform without experts).
 
-    >>> m = RNNModel("mlstm", RNNConfig(hidden=8, window=8, interval=8, experts=""), 3, seed=1)
+    >>> m = MLSTMModel(MLSTMConfig(hidden=8, window=8, interval=8, experts=""), b"abc", seed=1)
     >>> for s in [0, 1, 2] * 300:
     ...     _ = m.predict(); m.update(s)
     >>> int(m.predict().argmax())   # after "... 1 2" comes 0
@@ -18,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._rnn import OnlineRNN, normal_stream, orthonormal_rows
-from ..rnn_reference import shapes
-from .base import check_range
-from .experts import GATE_PRIOR, ExpertMixed, initial_gates, make_experts, parse_experts
+from .._kernels import lstm as kernels
+from .._kernels.prng import normal_stream
+from .base import Model, check_range
+from .experts import experts_memory, make_experts, parse_experts
 
+CELLS = ("lstm", "mlstm", "mrnn")
 OPTIMIZERS = ("adam", "riemannian")
 INITS = ("normal", "orthogonal")
 
@@ -85,6 +87,14 @@ class RNNConfig:
             raise ValueError(f"init must be one of {INITS}")
         parse_experts(self.experts)
 
+    def memory_bytes(self, alphabet_size: int) -> int:
+        """Bytes the kernel and its experts allocate for this config (a bound: the mLSTM's
+        layout, the largest of the three cells at a given width)."""
+        n, A, L = self.hidden, alphabet_size, self.window
+        size = A * 4 * n + 4 * n + n * 4 * n + n * n + A * n + (n + 1) * A
+        return 8 * (6 * size + L * (8 * n + 4 * n + A) + 6 * (n + 1) * A + 16 * n) + \
+            experts_memory(self.experts, alphabet_size)
+
     @classmethod
     def for_cell(cls, cell: str, level: int) -> "RNNConfig":
         experts = {1: "order2", 2: "ctw3", 3: "ctw4+order2", 4: "ctw6+order2"}.get(
@@ -99,10 +109,15 @@ def _config_class(cell: str) -> type:
         "__doc__": f"Config of the online {cell} (fields of RNNConfig)."})
 
 
+LSTMConfig = _config_class("lstm")
+MLSTMConfig = _config_class("mlstm")
+MRNNConfig = _config_class("mrnn")
+
+
 def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -> np.ndarray:
-    """All parameters, flat in the kernel's order (``rnn_reference.shapes``)."""
+    """All parameters, flat in the kernel's order (``seqzip._kernels.lstm.layout``)."""
     n = config.hidden
-    layout = shapes(cell, n, alphabet_size)
+    layout = kernels.layout(cell, n, alphabet_size)
     total = sum(int(np.prod(s)) for s in layout.values())
     theta = config.init_std * normal_stream(seed, total)
     at = 0
@@ -114,45 +129,49 @@ def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -
         elif config.init == "orthogonal" and name in ("R", "Wmh"):
             for k in range(shape[1] // n):  # each n x n block of (n, P)
                 square = np.ascontiguousarray(block[:, k * n:(k + 1) * n])
-                orthonormal_rows(square)
+                kernels.orthonormal_rows(square)
                 block[:, k * n:(k + 1) * n] = square
         at += size
     return theta
 
 
-class RNNModel(ExpertMixed):
-    """Online ``cell`` ("lstm", "mlstm", "mrnn") over ``alphabet_size`` symbols."""
+class RNNModel(Model):
+    """Online ``cell`` over ``alphabet``; the subclasses fix the cell."""
 
-    def __init__(self, cell: str, config: RNNConfig, alphabet_size: int, seed: int) -> None:
-        self.cell = cell
-        self.config = config
-        self.alphabet_size = alphabet_size
-        self.seed = seed
-        c = config
-        hyper = dict(lr=c.lr, lr_decay=c.lr_decay, beta1=c.beta1, beta2=c.beta2,
-                     adam_eps=c.adam_eps, clip=c.clip, decay=c.decay, eps=c.eps,
-                     rate_w=c.rate_w, writing_eps=c.writing_eps,
-                     writing_memory=c.writing_memory, writing_prior=c.writing_prior,
-                     rate_beta=c.rate_beta, beta_eps=c.beta_eps, beta_prior=GATE_PRIOR)
-        experts = make_experts(c.experts, alphabet_size, seed)
-        self._bind(OnlineRNN(cell, initial_theta(cell, c, alphabet_size, seed), c.hidden,
-                             alphabet_size, c.window, c.interval, c.optimizer == "riemannian",
-                             hyper, initial_gates(experts)), experts)
+    cell = "mlstm"
+    config_class = RNNConfig
+
+    def make_kernel(self) -> kernels.OnlineRNN:
+        c = self.config
+        return kernels.OnlineRNN(c, self.cell, initial_theta(self.cell, c, self.alphabet_size,
+                                                             self.seed),
+                                 self.alphabet_size, make_experts(c.experts, self.alphabet,
+                                                                  self.seed))
 
     def parameter_count(self) -> int:
-        return self._kernel.size
+        return self.kernel.size
+
+    def expert_weights(self) -> list[float]:
+        return self.kernel.expert_weights()[0].round(3).tolist()
 
     def stats(self) -> dict:
-        return {"training_steps": self._kernel.steps, "parameters": self._kernel.size,
-                "expert_weights": self.expert_weights()}
+        return {**super().stats(), "training_steps": self.kernel.steps,
+                "parameters": self.kernel.size, "expert_weights": self.expert_weights()}
 
 
-LSTMConfig = _config_class("lstm")
-MLSTMConfig = _config_class("mlstm")
-MRNNConfig = _config_class("mrnn")
+class LSTMModel(RNNModel):
+    cell = "lstm"
 
 
-def factory(cell: str):
-    def make(config: RNNConfig, alphabet_size: int, seed: int) -> RNNModel:
-        return RNNModel(cell, config, alphabet_size, seed)
-    return make
+class MLSTMModel(RNNModel):
+    cell = "mlstm"
+
+
+class MRNNModel(RNNModel):
+    cell = "mrnn"
+
+
+def model_for_cell(cell: str, config: RNNConfig, alphabet: bytes, seed: int) -> RNNModel:
+    """The model of ``cell`` ("lstm", "mlstm", "mrnn") over ``alphabet``."""
+    return {"lstm": LSTMModel, "mlstm": MLSTMModel, "mrnn": MRNNModel}[cell](config, alphabet,
+                                                                          seed)

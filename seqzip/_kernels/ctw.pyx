@@ -20,20 +20,23 @@ weighting is already saturated.
 
 Memory.  Entries and context nodes come from pools capped by ``memory_bytes``; when a pool is
 full the policy is either ``freeze`` (stop adding contexts, keep updating the existing ones) or
-``reset`` (start over with an empty tree).  Both sides make the same choice at the same symbol.
+``reset`` (start over with an empty tree).  Both sides make the same choice at the same symbol,
+because "full" is decided by counts against caps computed from the budget (a header field),
+never by the machine: when the operating system refuses an allocation below the caps, the
+kernel reports ``STATUS_MEMORY`` (a MemoryError) instead of changing what it computes.
 
     >>> k = CTWKernel(4, 3, 0.5, 0, 255, 1 << 20, 0)
     >>> p = k.predict(); k.update(2)
     >>> abs(float(k.predict().sum()) - 1.0) < 1e-12
     True
 """
+cimport cython
 import numpy as np
-cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
-cnp.import_array()
+from seqzip._core cimport STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel
 
 cdef enum:
     MAX_DEPTH = 32
@@ -52,7 +55,8 @@ cdef struct Entry:
     uint8_t node             # decision node id, 1 .. 2^B - 1
 
 
-cdef class CTWKernel:
+@cython.final
+cdef class CTWKernel(Kernel):
     """Byte-context CTW; ``predict()`` gives the full distribution over the alphabet.
 
     Args:
@@ -64,8 +68,8 @@ cdef class CTWKernel:
         memory_bytes: budget for the context tree.
         reset_when_full: 1 = reset policy, 0 = freeze policy.
     """
-    cdef readonly Py_ssize_t alphabet_size
-    cdef readonly int depth, bits, zero_redundancy, reset_when_full
+    cdef Py_ssize_t A
+    cdef readonly int depth, code_bits, zero_redundancy, reset_when_full
     cdef readonly double alpha
     cdef uint32_t count_limit
     # entry pool, with per-capacity-class free lists
@@ -97,7 +101,8 @@ cdef class CTWKernel:
     cdef bint predicted
     cdef double kt_det[65536]                   # Pe of a one-sided run of length a (ZR only)
     cdef readonly uint64_t resets
-    cdef double[::1] probs
+    cdef bint out_of_memory                    # an allocation below the caps failed
+    cdef double[::1] scratch                   # (A,) prediction made by update() itself
 
     def __cinit__(self, Py_ssize_t alphabet_size, int depth, double alpha, int zero_redundancy,
                   uint32_t count_limit, uint64_t memory_bytes, int reset_when_full):
@@ -112,15 +117,17 @@ cdef class CTWKernel:
             raise ValueError("count_limit must be in 2..65535")
         if memory_bytes < (1 << 16):
             raise ValueError("memory budget must be at least 64 KiB")
-        self.alphabet_size = alphabet_size
+        self.A = alphabet_size
+        self.iface.alphabet_size = <int>alphabet_size
+        self.iface.mode = SYMBOL_MODE
         self.depth = depth
         self.alpha = alpha
         self.zero_redundancy = zero_redundancy
         self.count_limit = count_limit
         self.reset_when_full = reset_when_full
-        self.bits = 0
-        while (1 << self.bits) < alphabet_size:
-            self.bits += 1
+        self.code_bits = 0
+        while (1 << self.code_bits) < alphabet_size:
+            self.code_bits += 1
         # Budget: 5/8 for entries (16 bytes each, free lists included), 1/8 for the node
         # arrays (7 bytes per node) and 1/4 for the child map (12 bytes per slot, a power of
         # two, at most half full).
@@ -135,8 +142,9 @@ cdef class CTWKernel:
         self.kt_det[0] = 1.0
         for i in range(1, 65536):
             self.kt_det[i] = self.kt_det[i - 1] * ((i - 1) + alpha) / ((i - 1) + 2.0 * alpha)
-        self.probs = np.empty(alphabet_size, dtype=np.float64)
+        self.scratch = np.empty(alphabet_size, dtype=np.float64)
         self.resets = 0
+        self.out_of_memory = False
         self._allocate()
 
     def __dealloc__(self):
@@ -210,6 +218,7 @@ cdef class CTWKernel:
                 new_cap = <uint32_t>min(<uint64_t>new_cap * 2, <uint64_t>self.entries_max)
             grown = <Entry*>realloc(self.entries, new_cap * sizeof(Entry))
             if grown == NULL:
+                self.out_of_memory = True
                 return EMPTY
             self.entries = grown
             self.entries_cap = new_cap
@@ -223,7 +232,8 @@ cdef class CTWKernel:
             new_cap = 64 if self.free_cap[cls] == 0 else self.free_cap[cls] * 2
             grown = <uint32_t*>realloc(self.free_lists[cls], new_cap * sizeof(uint32_t))
             if grown == NULL:
-                return False  # the block is leaked, deterministically on both sides
+                self.out_of_memory = True
+                return False
             self.free_lists[cls] = grown
             self.free_cap[cls] = new_cap
         self.free_lists[cls][self.free_count[cls]] = start
@@ -243,7 +253,7 @@ cdef class CTWKernel:
         if start == EMPTY or count == (1u << cls):
             new_cls = 0 if start == EMPTY else cls + 1
             if start == EMPTY:
-                while (1u << new_cls) < <uint32_t>self.bits:
+                while (1u << new_cls) < <uint32_t>self.code_bits:
                     new_cls += 1  # room for one whole path from the start
             fresh = self._alloc_block(new_cls)
             if fresh == EMPTY:
@@ -285,6 +295,7 @@ cdef class CTWKernel:
         if keys == NULL or vals == NULL:
             free(keys)
             free(vals)
+            self.out_of_memory = True
             return False
         memset(keys, 0, new_size * sizeof(uint64_t))
         self.child_keys = keys
@@ -315,14 +326,17 @@ cdef class CTWKernel:
             new_cap = <uint32_t>min(<uint64_t>self.nodes_cap * 2, <uint64_t>self.nodes_max)
             grown = realloc(self.node_block, new_cap * sizeof(uint32_t))
             if grown == NULL:
+                self.out_of_memory = True
                 return EMPTY
             self.node_block = <uint32_t*>grown
             grown = realloc(self.node_count, new_cap * sizeof(uint16_t))
             if grown == NULL:
+                self.out_of_memory = True
                 return EMPTY
             self.node_count = <uint16_t*>grown
             grown = realloc(self.node_class, new_cap * sizeof(uint8_t))
             if grown == NULL:
+                self.out_of_memory = True
                 return EMPTY
             self.node_class = <uint8_t*>grown
             self.nodes_cap = new_cap
@@ -372,12 +386,12 @@ cdef class CTWKernel:
             self.path[d] = child
             self.path_len = d + 1
 
-    cdef void _predict(self) noexcept nogil:
-        cdef int d, k, n_nodes = 1 << self.bits
+    cdef void _predict(self, double* out) noexcept nogil:
+        cdef int d, k, n_nodes = 1 << self.code_bits
         cdef uint32_t ctx, i, start, count
         cdef Entry* e
         cdef double pe, total
-        cdef Py_ssize_t x, A = self.alphabet_size
+        cdef Py_ssize_t x, A = self.A
         self._walk()
         self.tick += 1
         for k in range(n_nodes):
@@ -404,22 +418,27 @@ cdef class CTWKernel:
         for x in range(A):
             total = total + self.leaf[n_nodes + x]
         for x in range(A):
-            self.probs[x] = self.leaf[n_nodes + x] / total
+            out[x] = self.leaf[n_nodes + x] / total
         self.predicted = True
 
-    def predict(self):
-        """Distribution of the next symbol: float64, C-contiguous, shape (A,)."""
-        self._predict()
-        return np.asarray(self.probs)
+    cdef int c_predict(self, double* out) noexcept:
+        if self.out_of_memory:
+            return STATUS_MEMORY
+        self._predict(out)
+        return STATUS_OK
 
-    def update(self, Py_ssize_t symbol):
-        """Learn that ``symbol`` (an alphabet index) came next."""
-        if symbol < 0 or symbol >= self.alphabet_size:
-            raise ValueError(f"symbol {symbol} outside alphabet of size {self.alphabet_size}")
+    cdef int c_update(self, int symbol) noexcept:
+        if symbol < 0 or symbol >= self.A:
+            return STATUS_SYMBOL
+        if self.out_of_memory:
+            return STATUS_MEMORY
         if not self.predicted:
-            self._predict()
-        if self._update(<int>symbol) < 0:
-            raise MemoryError("CTW: allocation failed")
+            self._predict(&self.scratch[0])
+        try:
+            self._update(symbol)
+        except MemoryError:
+            self.out_of_memory = True
+        return STATUS_MEMORY if self.out_of_memory else STATUS_OK
 
     cdef int _update(self, int symbol) except -1:
         cdef int d, k, top, bit, reachable, deepest
@@ -427,12 +446,12 @@ cdef class CTWKernel:
         cdef Entry* e
         cdef double pe, pw, below
         self.predicted = False
-        if self.reset_when_full and (self.entries_used + 64 * (self.depth + 1) * self.bits
+        if self.reset_when_full and (self.entries_used + 64 * (self.depth + 1) * self.code_bits
                                      > self.entries_max or self.nodes_used + self.depth + 1
                                      >= self.nodes_max):
             self._allocate()
             self.resets += 1
-            self._predict()
+            self._predict(&self.scratch[0])
             self.predicted = False
         # Extend the context path to the full available depth, creating nodes.
         reachable = self.depth
@@ -445,8 +464,8 @@ cdef class CTWKernel:
             self.path[self.path_len] = ctx
             self.path_len += 1
         node = 1
-        for k in range(self.bits):
-            bit = (symbol >> (self.bits - 1 - k)) & 1
+        for k in range(self.code_bits):
+            bit = (symbol >> (self.code_bits - 1 - k)) & 1
             # Entries exist at depths 0 .. deepest; create the missing ones (stop when full).
             deepest = -1
             for d in range(self.path_len):

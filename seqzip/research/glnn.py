@@ -1,6 +1,6 @@
-"""GLNN, GNN and RNN backed by the Cython kernels of :mod:`seqzip._glnn`.
+"""GLNN, GNN and RNN trained offline, backed by the Cython kernels of :mod:`seqzip._kernels.glnn`.
 
-:class:`FastNetwork` is a :class:`seqzip.glnn_reference.Network` whose forward pass, BPTT,
+:class:`FastNetwork` is a :class:`seqzip.reference.glnn.Network` whose forward pass, BPTT,
 moduli and metric statistics run in Cython (with seqzip's deterministic exp/log/tanh); the
 step rules and the training loop are the reference's own, so there is one algorithm and two
 implementations of its inner loops, held equal by the tests.
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _glnn
-from .glnn_reference import (KINDS, Gradients, Network, Run, TrainConfig, Trainer, TrainResult,
+from .._kernels import glnn as _glnn
+from ..reference.glnn import (KINDS, Gradients, Network, Run, TrainConfig, Trainer, TrainResult,
                              score_bits, train)
 
 __all__ = ["FastNetwork", "TrainConfig", "Trainer", "TrainResult", "train", "score_bits",

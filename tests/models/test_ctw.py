@@ -8,9 +8,9 @@ import seqzip
 from seqzip import coder, corpora
 from seqzip.models import create
 from seqzip.models.ctw import CTWConfig, CTWModel
-from seqzip.reference import CTWReference
+from seqzip.reference.context import CTWReference
 
-from conftest import symbols_of
+from tests.helpers import symbols_of
 
 
 
@@ -71,7 +71,7 @@ def test_memory_cap_is_respected(when_full):
     data = np.random.default_rng(1).integers(0, 256, 200_000, dtype=np.uint8).tobytes()
     symbols, size = symbols_of(data)
     config = CTWConfig(depth=8, memory_mb=2, when_full=when_full)
-    model = CTWModel(config, alphabet_size=size, seed=0)
+    model = CTWModel(config, bytes(range(size)), seed=0)
     for s in symbols.tolist():
         model.predict()
         model.update(s)
@@ -116,7 +116,7 @@ def test_beats_order2_on_english(alice):
 def test_validation_protocol_for_models_and_bzip2():
     import bz2
 
-    from seqzip.bench import run_validation, validation_bits
+    from seqzip.research.protocol import run_validation, validation_bits
 
     sample = corpora.generate("markov2", 40_000, seed=6)
     train, valid = sample.data[:30_000], sample.data[30_000:]

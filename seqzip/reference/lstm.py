@@ -1,7 +1,7 @@
 """NumPy reference of the LSTM, multiplicative LSTM and multiplicative RNN (001 Sect. 2.2,
 2.4, 4.5, Algorithms 2 and 7; 004 for the factorised mRNN), over one training window.
 
-This is the readable definition the Cython kernel (:mod:`seqzip._rnn`) is held to: the tests
+This is the readable definition the Cython kernel (:mod:`seqzip._kernels.lstm`) is held to: the tests
 compare its forward pass to this one to 1e-12 and both gradients to finite differences.  It is
 never on the coding path (numpy's tanh and exp differ between builds).
 

@@ -1,13 +1,14 @@
 # cython: language_level=3
 # The output layer shared by the online models (GLNN, LSTM, mLSTM, mRNN): a softmax over
 # features a = (1, activities...) plus experts' log-probabilities with gated weights, and the
-# per-symbol quasi-diagonal steps of Ollivier's QDH (000 eq. 17-21) that train it.
+# per-symbol quasi-diagonal steps of Ollivier's QDH (000 eq. 17-21, ``qd.pxd``) that train it.
 #
 # Layouts (row-major): w (n, A) writing weights, row 0 the bias (a[0] = 1); U (n, E) gates of
 # the E experts' weights, beta_e = a . U[:, e]; lexp (E, A) experts' log-probabilities.
 # Only + - * / in fixed loop orders, plus seqzip's deterministic exp (via det_softmax).
 
-from seqzip._detmath cimport det_log, det_softmax
+from seqzip._kernels.detmath cimport det_log, det_softmax
+from seqzip._kernels.qd cimport qd_row_step
 
 
 cdef inline void mixed_softmax(const double* a, const double* w, Py_ssize_t n, Py_ssize_t A,
@@ -27,30 +28,6 @@ cdef inline void mixed_softmax(const double* a, const double* w, Py_ssize_t n, P
         for y in range(A):
             offset[y] = offset[y] + beta[e] * lexp[e * A + y]
     det_softmax(a, w, out, n, A, offset)
-
-
-cdef inline void qd_row_step(const double* a, Py_ssize_t n, double var, double target,
-                             double* hd, double* hc, Py_ssize_t stride, double gamma,
-                             double eps, double rate, double* w) noexcept nogil:
-    """One output's quasi-diagonal Newton step (000 eq. 17-21, one sample).
-
-    The output's log-likelihood gradient is a_i * target and its curvature a_i a_j var; the
-    running diagonal hd and bias cross terms hc (decay gamma) and the weights w are strided by
-    ``stride`` along the features; index 0 is the bias.
-    """
-    cdef Py_ssize_t i
-    cdef double m00, bias, c, step
-    for i in range(n):
-        hd[i * stride] = gamma * hd[i * stride] + a[i] * a[i] * var
-        hc[i * stride] = gamma * hc[i * stride] + a[i] * var
-    m00 = hd[0] + eps
-    bias = target / m00
-    for i in range(1, n):
-        c = hc[i * stride]
-        step = (a[i] * target - target * c / m00) / (hd[i * stride] + eps - c * c / m00)
-        w[i * stride] = w[i * stride] + rate * step
-        bias = bias - c / m00 * step
-    w[0] = w[0] + rate * bias
 
 
 cdef inline void writing_step(const double* a, Py_ssize_t n, const double* p, Py_ssize_t x,

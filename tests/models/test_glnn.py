@@ -28,11 +28,11 @@ def test_round_trip_every_metric_with_frames(metric):
 def test_window_gradient_matches_finite_differences():
     data = corpora.generate("music", 40, seed=1).data
     alphabet = sorted(set(data))
-    model = GLNNModel(GLNNConfig(n_units=5, window=24, interval=1000), len(alphabet), seed=3)
+    model = GLNNModel(GLNNConfig(n_units=5, window=24, interval=1000), bytes(alphabet), seed=3)
     for b in data[:300]:
         model.predict()
         model.update(alphabet.index(b))
-    kernel = model._kernel
+    kernel = model.kernel
     G = kernel.py_window_gradient()
     _, tau, _, _ = kernel.parameters()
     rng = np.random.default_rng(0)
@@ -105,15 +105,15 @@ def test_mixture_starts_as_the_first_expert():
     from seqzip.models.ctw import CTWConfig, CTWModel
     data = corpora.generate("text", 3000, seed=5).data
     alphabet = sorted(set(data))
-    model = GLNNModel(GLNNConfig(experts="ctw4+order2", n_units=4), len(alphabet), seed=0)
-    ctw = CTWModel(CTWConfig(depth=4), len(alphabet), seed=0)
+    model = GLNNModel(GLNNConfig(experts="ctw4+order2", n_units=4), bytes(alphabet), seed=0)
+    ctw = CTWModel(CTWConfig(depth=4), bytes(alphabet), seed=0)
     floor = 2.0 ** -16
     expected = (1 - floor) * ctw.predict() + floor / len(alphabet)
     np.testing.assert_allclose(model.predict(), expected, rtol=1e-13)
     for b in data:  # and it then learns: better than CTW alone on the same text
         model.predict()
         model.update(alphabet.index(b))
-    beta, gates = model._kernel.expert_weights()
+    beta, gates = model.kernel.expert_weights()
     assert gates.shape == (5, 2) and beta.shape == (2,)
     assert np.all(np.isfinite(gates)) and not np.array_equal(gates[0], [1.0, 0.0])
 
@@ -127,7 +127,7 @@ def test_experts_beat_each_expert_alone():
     A = len(alphabet)
     config = GLNNConfig.for_level(4)
     assert config.experts == "ctw6+order2"
-    hybrid = log_loss_bits(GLNNModel(config, A, seed=0), symbols).sum()
+    hybrid = log_loss_bits(GLNNModel(config, bytes(range(A)), seed=0), symbols).sum()
     ctw = log_loss_bits(create("ctw", CTWConfig(depth=6), alphabet_size=A, seed=0), symbols).sum()
     order2 = log_loss_bits(create("order2", None, alphabet_size=A, seed=0), symbols).sum()
     assert hybrid < min(ctw, order2), (hybrid, ctw, order2)
@@ -143,9 +143,10 @@ def test_rate_of_transition_steps_is_capped():
     """A saturated network ties every window; the rate must not grow without bound (it once
     overflowed to inf, then NaN, on plrabn12.txt)."""
     data = b"ab" * 3000
-    model = GLNNModel(GLNNConfig(n_units=3, window=8, interval=8, rate_tau_max=0.5), 2, seed=0)
+    model = GLNNModel(GLNNConfig(n_units=3, window=8, interval=8, rate_tau_max=0.5), b"ab",
+                      seed=0)
     for b in data:
         model.predict()
         model.update(b - ord("a"))
-    assert model._kernel.rate_tau <= 0.5
+    assert model.kernel.rate_tau <= 0.5
     assert np.all(np.isfinite(model.predict()))

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import seqzip
-from seqzip import corpora, rnn_reference as ref
+from seqzip import corpora
+from seqzip.reference import lstm as ref
 from seqzip.models import make_config
-from seqzip.models.rnn import RNNConfig, RNNModel, initial_theta
+from seqzip.models.lstm import RNNConfig, initial_theta, model_for_cell
 
 CELLS = ["lstm", "mlstm", "mrnn"]
 
@@ -20,11 +21,11 @@ def trained_kernel(cell, experts="", n=5, window=12, symbols=200, seed=0, **kw):
     alphabet = sorted(set(data))
     kw.setdefault("lr", 0.02)
     config = RNNConfig(hidden=n, window=window, interval=7, experts=experts, init_std=0.5, **kw)
-    model = RNNModel(cell, config, len(alphabet), seed=seed)
+    model = model_for_cell(cell, config, bytes(range(len(alphabet))), seed=seed)
     for b in data:
         model.predict()
         model.update(alphabet.index(b))
-    return model._kernel
+    return model.kernel
 
 
 @pytest.mark.parametrize("cell", CELLS)
@@ -52,7 +53,7 @@ def test_cython_gradient_equals_reference_and_finite_differences(cell):
     flat = np.concatenate([expected[name].ravel() for name in kernel.layout()])
     grad = kernel.py_window_gradient()
     np.testing.assert_allclose(grad, flat, rtol=1e-10, atol=1e-12)
-    theta = kernel.theta.copy()
+    theta = kernel.flat_parameters()
     rng = np.random.default_rng(1)
     h = 1e-6
     for i in rng.choice(len(theta), 60, replace=False):
@@ -91,7 +92,7 @@ def test_a_small_training_step_raises_the_window_likelihood(cell, optimizer):
     positive definite), so a small one must raise the window's log-likelihood."""
     kernel = trained_kernel(cell, "", optimizer=optimizer, lr=1e-5)
     before = kernel.py_window_objective()
-    kernel._train()
+    kernel.py_train()
     after = kernel.py_window_objective()
     assert after > before
 
@@ -99,15 +100,16 @@ def test_a_small_training_step_raises_the_window_likelihood(cell, optimizer):
 @pytest.mark.parametrize("cell", ["lstm", "mlstm"])
 def test_orthogonal_initialisation(cell):
     config = RNNConfig(hidden=6, init="orthogonal", experts="")
-    model = RNNModel(cell, config, 5, seed=3)
-    params = model._kernel.parameters()
+    model = model_for_cell(cell, config, bytes(range(5)), seed=3)
+    params = model.kernel.parameters()
     blocks = [params["R"][:, k * 6:(k + 1) * 6] for k in range(4)]
     if cell == "mlstm":
         blocks.append(params["Wmh"])
     for block in blocks:
         np.testing.assert_allclose(block @ block.T, np.eye(6), atol=1e-12)
     assert not params["b"].any() and not params["Wo"].any()
-    normal = RNNModel(cell, RNNConfig(hidden=6, experts=""), 5, seed=3)._kernel.parameters()
+    normal = model_for_cell(cell, RNNConfig(hidden=6, experts=""), bytes(range(5)),
+                            seed=3).kernel.parameters()
     assert 0.07 < normal["E"].std() < 0.13  # the thesis's N(0, 0.1)
 
 
@@ -116,17 +118,16 @@ def test_initialisation_depends_on_the_seed_only():
     a = initial_theta("mlstm", config, 3, 9)
     assert np.array_equal(a, initial_theta("mlstm", config, 3, 9))
     assert not np.array_equal(a, initial_theta("mlstm", config, 3, 10))
-    assert np.array_equal(a, RNNModel("mlstm", config, 3, seed=9)._kernel.theta)
+    model = model_for_cell("mlstm", config, bytes(range(3)), seed=9)
+    assert np.array_equal(a, model.kernel.flat_parameters())
 
 
-def test_c_and_python_splitmix_streams_agree():
-    """The GLNN's initialisation draws from the Python splitmix64, the recurrent cells' from
-    the C one in _rnn.pyx: both are part of the format and must be one stream."""
-    from seqzip._rnn import normal_stream
-    from seqzip.models.glnn import _SplitMix64
-    rng = _SplitMix64(12345)
-    expected = [sum(rng.uniform() for _ in range(12)) - 6.0 for _ in range(50)]
-    assert normal_stream(12345, 50).tolist() == expected
+@pytest.mark.parametrize("cell", CELLS)
+def test_kernel_layout_is_the_references(cell):
+    """The kernel's flat parameter layout and the reference's are written separately (the
+    reference is an independent definition): they must agree."""
+    from seqzip._kernels.lstm import layout
+    assert list(layout(cell, 7, 11).items()) == list(ref.shapes(cell, 7, 11).items())
 
 
 def test_levels_have_matched_parameter_counts():
@@ -158,7 +159,7 @@ def test_round_trip_riemannian_and_orthogonal_with_frames(cell):
 
 
 def megabyte(kind):
-    from test_online_glnn import one_megabyte
+    from tests.models.test_glnn import one_megabyte
     return one_megabyte(kind)
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from seqzip import corpora
-from seqzip.glnn_reference import (Network, TrainConfig, activation, quasi_diagonal_step,
+from seqzip.reference.glnn import (Network, TrainConfig, activation, quasi_diagonal_step,
                                    score_bits, train, transition_metric)
 
 A = 3

@@ -2,9 +2,10 @@
 import pytest
 from click.testing import CliRunner
 
-from seqzip import corpora, table1, training
+from seqzip import corpora
+from seqzip.research import table1, training
 from seqzip.cli import cli
-from seqzip.glnn import score_bits
+from seqzip.research.glnn import score_bits
 
 
 def music_split(bars=200):

@@ -1,35 +1,11 @@
-"""Cython GLNN/GNN/RNN kernels against the NumPy reference, and the deterministic math."""
+"""The batch GLNN/GNN/RNN kernels against the NumPy reference, and their initialisation."""
 import numpy as np
 import pytest
 
-from seqzip import _glnn, corpora
-from seqzip.glnn import FastNetwork, TrainConfig, train
-from seqzip.glnn_reference import Network, transition_step, writing_step
-
-
-@pytest.mark.parametrize("func, ref, lo, hi", [
-    (_glnn.py_exp, np.exp, -700, 700), (_glnn.py_exp, np.exp, -1, 1),
-    (_glnn.py_log, np.log, 1e-300, 1e300), (_glnn.py_log, np.log, 0.5, 2.0),
-    (_glnn.py_tanh, np.tanh, -25, 25), (_glnn.py_tanh, np.tanh, -1e-3, 1e-3),
-])
-def test_deterministic_math_accuracy(func, ref, lo, hi):
-    rng = np.random.default_rng(0)
-    if func is _glnn.py_log and hi / lo > 1e6:
-        xs = np.exp(rng.uniform(np.log(lo), np.log(hi), 20000))
-    else:
-        xs = rng.uniform(lo, hi, 20000)
-    ours = np.array([func(float(v)) for v in xs])
-    want = ref(xs)
-    scale = np.maximum(np.abs(want), 1e-300)
-    assert np.max(np.abs(ours - want) / scale) < 8 * np.finfo(float).eps
-
-
-def test_deterministic_math_edges():
-    assert _glnn.py_exp(0.0) == 1.0 and _glnn.py_exp(-1000.0) == 0.0
-    assert np.isfinite(_glnn.py_exp(1000.0))
-    assert _glnn.py_log(1.0) == 0.0 and _glnn.py_log(0.0) == -745.0
-    assert _glnn.py_log(5e-324) == pytest.approx(np.log(5e-324), rel=1e-12)  # subnormal
-    assert _glnn.py_tanh(30.0) == 1.0 and _glnn.py_tanh(-30.0) == -1.0
+from seqzip import corpora
+from seqzip._kernels import glnn as _glnn
+from seqzip.research.glnn import FastNetwork, TrainConfig, train
+from seqzip.reference.glnn import Network, transition_step, writing_step
 
 
 def pair(kind, activation="tanh", seed=0):
@@ -82,3 +58,21 @@ def test_fast_training_follows_the_reference():
     r_hist = train(ref, x, config).history
     f_hist = train(fast, x, config).history
     np.testing.assert_allclose(f_hist, r_hist, rtol=1e-9)
+
+
+def test_initial_parameters_follow_the_paper():
+    """000 Sect. 2, eq. 30-33: bias row beta_j + mu_j/4 (u - mean u) with mu_j = 1/(j+1),
+    self-loop -alpha, V0 = atanh(beta_j / alpha), edges drawn by the seed only."""
+    incoming, w, tau, V0 = _glnn.initial_parameters(6, 3, 0.5, 5, 7)
+    assert np.array_equal(incoming, _glnn.initial_parameters(6, 3, 0.5, 5, 7)[0])
+    assert not np.array_equal(incoming, _glnn.initial_parameters(6, 3, 0.5, 5, 8)[0])
+    assert not w.any()
+    for j in range(1, 7):
+        mu = 1.0 / (j + 1)
+        beta = -np.sqrt(0.5 * (0.5 - mu))
+        assert incoming[j, 0] == 0 and incoming[j, 1] == j
+        assert sorted(incoming[j, 2:]) == list(incoming[j, 2:]) and j not in incoming[j, 2:]
+        assert np.all(tau[j, 1] == -0.5)
+        assert tau[j, 0].mean() == pytest.approx(beta, abs=1e-15)
+        assert np.ptp(tau[j, 0]) <= mu / 4 + 1e-15
+        assert V0[j] == pytest.approx(np.arctanh(beta / 0.5), rel=1e-14)

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from seqzip import coder, corpora
 from seqzip.models import create, make_config
 from seqzip.models.order2 import Order2Config
-from seqzip.reference import Order2Reference
+from seqzip.reference.context import Order2Reference
 
-from conftest import symbols_of
+from tests.helpers import symbols_of
 
 
 @settings(max_examples=60, deadline=None)

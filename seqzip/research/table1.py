@@ -23,8 +23,9 @@ import time
 
 import numpy as np
 
-from . import corpora, training
-from .bench import validation_bits
+from .. import corpora
+from . import training
+from .protocol import validation_bits
 from .training import encode, fit
 
 METHODS = ("glnn-qdh-rbpm", "glnn-qdh-ruop", "gnn-qdh-ruop", "rnn-qdh-qdruop", "rnn-dh-fb",

@@ -1,0 +1,51 @@
+# cython: language_level=3
+# The C-level model interface of seqzip, shared by every kernel (see _core.pyx for the story).
+#
+# A kernel is a cdef class deriving from Kernel.  It fills ``iface`` (alphabet size, mode, bits)
+# and overrides the c_* methods; Kernel's __cinit__ points the interface's functions at them.
+# Users of a model (the coding loop, a mixing kernel advancing its experts, foreign extension
+# modules through the capsule) call the functions of the struct and never cross Python.
+
+cdef enum:
+    SYMBOL_MODE = 0  # predict() fills alphabet_size probabilities; update(symbol)
+    BIT_MODE = 1     # predict_bit() -> P(next bit = 1) in units of 2^-16; update_bit(bit);
+                     # ``bits`` binary decisions per symbol, most significant first
+
+cdef enum:
+    PROB_ONE = 65536  # predict_bit's scale: 0 and PROB_ONE mean the bit is forced (not coded)
+
+cdef enum:  # status codes of the interface functions
+    STATUS_OK = 0
+    STATUS_MEMORY = -1   # an allocation failed: the model is unusable (MemoryError)
+    STATUS_SYMBOL = -2   # a symbol or bit the model cannot accept (a caller's bug)
+
+ctypedef int (*predict_fn)(void* state, double* probs) noexcept
+ctypedef int (*update_fn)(void* state, int symbol) noexcept
+ctypedef int (*predict_bit_fn)(void* state) noexcept
+ctypedef int (*update_bit_fn)(void* state, int bit) noexcept
+ctypedef const double* (*features_fn)(void* state, Py_ssize_t* n) noexcept
+
+cdef struct ModelInterface:
+    void* state              # the kernel object (borrowed: its owner keeps it alive)
+    int alphabet_size        # A: symbols are 0 .. A-1
+    int mode                 # SYMBOL_MODE or BIT_MODE
+    int bits                 # BIT_MODE: decisions per symbol (ceil(log2 A)); else 0
+    predict_fn predict       # fill probs (A,) with the next symbol's distribution
+    update_fn update         # learn the next symbol (SYMBOL_MODE)
+    predict_bit_fn predict_bit
+    update_bit_fn update_bit
+    features_fn features     # the model's state vector (1, activities...), or NULL
+
+
+cdef class Kernel:
+    cdef ModelInterface iface
+    cdef double[::1] _out            # (A,) buffer of the Python-level predict()
+    cdef readonly long fallbacks     # predictions that were not finite and were replaced
+
+    cdef int c_predict(self, double* probs) noexcept
+    cdef int c_update(self, int symbol) noexcept
+    cdef int c_predict_bit(self) noexcept
+    cdef int c_update_bit(self, int bit) noexcept
+    cdef const double* c_features(self, Py_ssize_t* n) noexcept
+    cdef int checked_predict(self, double* probs) noexcept
+
