@@ -1,9 +1,11 @@
 """Helpers the tests share: corpus files (skipped when absent) and alphabet indices."""
+import io
 import os
 import pathlib
 
 import pytest
 
+from seqzip.api import compress_file
 from seqzip.api import symbols_of as _symbols_of
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -24,3 +26,10 @@ def symbols_of(data: bytes):
     """(alphabet indices, alphabet size) of ``data``."""
     symbols, alphabet = _symbols_of(data)
     return symbols, len(alphabet)
+
+
+def compress_in_frames(data: bytes, model: str, level: int, frame_size: int) -> bytes:
+    """One stream of ``data`` coded in frames of ``frame_size`` symbols."""
+    out = io.BytesIO()
+    compress_file(io.BytesIO(data), out, model=model, level=level, frame_size=frame_size)
+    return out.getvalue()

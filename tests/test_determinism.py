@@ -56,14 +56,30 @@ INPUTS = {
 }
 
 
-@pytest.mark.parametrize("model", sorted(MODELS))
-@pytest.mark.parametrize("level", [1, 6, 9])
-@pytest.mark.parametrize("kind", sorted(INPUTS))
-def test_streams_cross_between_builds(o0_build, tmp_path, model, level, kind):
-    # The neural models run at 5-40 KB/s (and an -O0 build slower): shorter inputs keep CI
-    # fast while still covering many training steps (200+ windows for the recurrent cells).
-    limit = {"glnn": {"text": 20_000, "binary": 6_000}}.get(
-        model, {"text": 4_000, "binary": 2_000} if model in ("lstm", "mlstm", "mrnn") else {})
+# CI crosses every model at its fastest and strongest level on short inputs (each still runs
+# hundreds of training windows); ``pytest -m long`` adds level 6 and longer inputs.
+SHORT = {"glnn": {"text": 4_000, "binary": 2_000}, "lstm": {"text": 1_500, "binary": 1_000},
+         "order2": {"text": 40_000, "binary": 20_000}, "ctw": {"text": 20_000, "binary": 10_000}}
+SHORT["mlstm"] = SHORT["mrnn"] = SHORT["lstm"]
+LONG = {"glnn": {"text": 20_000, "binary": 6_000}, "lstm": {"text": 4_000, "binary": 2_000}}
+LONG["mlstm"] = LONG["mrnn"] = LONG["lstm"]
+
+
+def cases():
+    for model in sorted(MODELS):
+        for level in (1, 6, 9):
+            for kind in sorted(INPUTS):
+                if level == 6:
+                    yield pytest.param(model, level, kind, LONG.get(model, {}),
+                                       marks=pytest.mark.long)
+                else:
+                    yield pytest.param(model, level, kind, SHORT.get(model, {}))
+                    yield pytest.param(model, level, kind, LONG.get(model, {}),
+                                       marks=pytest.mark.long, id=f"{model}-{level}-{kind}-long")
+
+
+@pytest.mark.parametrize("model, level, kind, limit", cases())
+def test_streams_cross_between_builds(o0_build, tmp_path, model, level, kind, limit):
     data = INPUTS[kind][:limit.get(kind)]
     src = tmp_path / "input"
     src.write_bytes(data)

@@ -22,6 +22,13 @@ window's start (eq. 22, 25), the RUOP or RBPM modulus (eq. 23-24), the metric of
 a running sum decayed by ``decay`` per window, and tau += rate M^-1 G (full d x d solve, eq.
 27-28, or quasi-diagonal, eq. 34-35); the step is kept if it raises the window's
 log-likelihood (rate x1.1, capped), otherwise undone (rate /2).
+
+    >>> incoming, w, tau, V0 = initial_parameters(3, 2, 0.5, 2, seed=0)
+    >>> x = np.array([0, 1, 1, 0, 1], dtype=np.int64)
+    >>> V, a, pi = np.zeros((6, 4)), np.zeros((6, 4)), np.zeros((5, 2))
+    >>> loglik = forward(0, 0, incoming, w, tau, np.zeros((1, 1)), V0, x, np.ones(5), V, a, pi)
+    >>> round(float(loglik / np.log(0.5)), 12)   # zero writing weights: one bit per symbol
+    5.0
 """
 cimport cython
 import numpy as np

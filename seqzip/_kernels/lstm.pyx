@@ -15,6 +15,19 @@ Matrix-vector loops run along contiguous rows with one accumulator per output, s
 can vectorise them without reassociating any sum (no fast-math): each output is still summed in
 a fixed order.  The backward pass uses transposed copies refreshed at each training step for the
 same reason.  Only + - * / and seqzip's deterministic exp/tanh/logistic and IEEE sqrt.
+
+    >>> from types import SimpleNamespace
+    >>> config = SimpleNamespace(hidden=4, window=6, interval=3, optimizer="adam", lr=0.01,
+    ...     lr_decay=0.0, beta1=0.9, beta2=0.999, adam_eps=1e-6, clip=4.0, decay=0.999,
+    ...     eps=1.0, rate_w=0.1, writing_memory=2048, writing_eps=3.0, writing_prior=256.0,
+    ...     rate_beta=1.0, beta_eps=300.0)
+    >>> shapes = layout("mlstm", 4, 3)
+    >>> theta = np.zeros(sum(int(np.prod(s)) for s in shapes.values()))
+    >>> k = OnlineRNN(config, "mlstm", theta, 3)
+    >>> for s in [0, 1, 2] * 40:
+    ...     _ = k.predict(); k.update(s)
+    >>> k.steps, round(float(k.predict().sum()), 12)
+    (39, 1.0)
 """
 cimport cython
 import numpy as np

@@ -16,7 +16,22 @@ its training on the window: ``load_features`` (the state vector (1, activities))
 Priors: the output weights' curvature starts at ``writing_prior`` samples at the uniform
 distribution (activities of variance 1/4, uncorrelated with the bias), the gates' at
 ``GATE_PRIOR`` samples of unit variance; without them the first steps are Newton steps on one
-sample and saturate the softmax.  The mixture starts as the first expert alone.
+sample and saturate the softmax.  The mixture starts as the first expert alone: with an
+order-2 expert, a GLNN's first prediction is the expert's (floored at 2^-16):
+
+    >>> from seqzip._kernels.glnn import OnlineGLNN, initial_parameters
+    >>> from seqzip._kernels.order2 import Order2Kernel
+    >>> from types import SimpleNamespace
+    >>> config = SimpleNamespace(window=8, interval=8, metric="qdrbpm", decay=0.999, eps=1.0,
+    ...     rate_tau=0.05, rate_tau_max=1.0, rate_w=0.1, writing_memory=2048, writing_eps=3.0,
+    ...     writing_prior=256.0, rate_beta=1.0, beta_eps=300.0)
+    >>> expert = Order2Kernel(3, 2, 255, 1.0)
+    >>> for s in [0, 1, 2, 0, 1]:
+    ...     _ = expert.predict(); expert.update(s)
+    >>> net = OnlineGLNN(config, *initial_parameters(4, 3, 0.5, 3, 0), [expert])
+    >>> want = (1 - 2.0 ** -16) * expert.predict() + 2.0 ** -16 / 3
+    >>> bool(np.allclose(net.predict(), want, rtol=1e-13))
+    True
 """
 import numpy as np
 from libc.stdlib cimport free, malloc

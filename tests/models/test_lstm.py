@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import seqzip
+from tests.helpers import compress_in_frames
 from seqzip import corpora
 from seqzip.reference import lstm as ref
 from seqzip.models import make_config
@@ -163,7 +164,15 @@ def megabyte(kind):
     return one_megabyte(kind)
 
 
-@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["text", "binary"])
+def test_round_trip_across_frames_mlstm_fastest_level(kind):
+    """64 KB over four frames; 1 MB at every level of every cell is ``pytest -m long``."""
+    data = megabyte(kind)[:1 << 16]
+    packed = compress_in_frames(data, "mlstm", 1, 1 << 14)
+    assert seqzip.decompress(packed) == data
+
+
+@pytest.mark.long
 @pytest.mark.parametrize("kind", ["text", "binary"])
 def test_megabyte_round_trip_mlstm_fastest_level(kind):
     data = megabyte(kind)

@@ -1,0 +1,33 @@
+"""The examples in the compiled modules' docstrings run (pytest's --doctest-modules collects
+the .py modules; Cython modules are collected here)."""
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import seqzip
+import seqzip._kernels
+
+COMPILED = ["seqzip._core"] + [
+    f"seqzip._kernels.{info.name}" for info in pkgutil.iter_modules(seqzip._kernels.__path__)
+    if not info.ispkg]
+
+
+def test_every_kernel_module_is_collected():
+    assert {"seqzip._kernels.ctw", "seqzip._kernels.order2", "seqzip._kernels.glnn",
+            "seqzip._kernels.lstm", "seqzip._kernels.online"} <= set(COMPILED)
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_docstring_examples_run(name):
+    module = importlib.import_module(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    examples = 0
+    for test in finder.find(module):
+        runner.run(test)
+        examples += len(test.examples)
+    failed, attempted = runner.summarize(verbose=False)
+    assert failed == 0
+    assert examples > 0, f"{name} shows no runnable example"
