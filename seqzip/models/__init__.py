@@ -66,6 +66,9 @@ register(ModelSpec("mlstm", 5, "lstm", "MLSTMConfig", "MLSTMModel",
                    "Krause's multiplicative LSTM trained online while coding"))
 register(ModelSpec("mrnn", 6, "lstm", "MRNNConfig", "MRNNModel",
                    "factorised multiplicative RNN trained online while coding"))
+register(ModelSpec("cm", 7, "cm", "CMConfig", "CMModel",
+                   "context mixing: a bank of experts mixed per bit, gated by an online "
+                   "network (GLNN, mLSTM at the strongest levels), with secondary estimation"))
 
 
 def spec_by_name(name: str) -> ModelSpec:

@@ -1,0 +1,189 @@
+"""Context mixing: a bank of experts under a learned mixer gated by an online network.
+
+The kernel is :class:`seqzip._kernels.cm.CMKernel` (bit mode: each symbol is coded as its
+binary decisions).  This module holds the config, the levels, and the construction of the
+symbol experts (CTW, order2) and of the gating network (an online GLNN or mLSTM trained on its
+own log-loss, whose state gates one of the mixer's weight sets and whose prediction is one more
+input).
+
+    >>> m = CMModel(CMConfig.for_level(1), alphabet=b"ab", seed=0)
+    >>> for s in [0, 1] * 200:
+    ...     m.update(s)
+    >>> m.kernel.predict_bit() < 2000   # after "...a b" comes "a" (bit 0)
+    True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._kernels.cm import OPTIMIZERS, SELECTORS, CMKernel
+from .base import Model, check_range, config_from_bytes, config_to_bytes
+from .experts import experts_memory, make_experts, parse_experts
+
+NETWORKS = ("", "glnn", "mlstm")
+MAX_ORDER = 32
+
+
+@dataclass(frozen=True)
+class CMConfig:
+    orders: str = "2,3,4,6"  # hashed context orders (orders 0 and 1 are direct tables)
+    match: int = 7  # minimum length of the match model (0: off)
+    match2: int = 0  # a second match model with a longer minimum length (0: off)
+    word: int = 1  # word contexts: 0 off, 1 word and word+previous word, 2 also the word
+    # before and the text column with the byte above, 3 also skip-word, separator, the byte
+    # before the word and the sentence so far
+    sparse: int = 0  # sparse contexts: 0 off, 1 three (skip 1-2 bytes), 2 six
+    record: int = 0  # record contexts with the record length detected (0/1)
+    indirect: int = 0  # indirect contexts: the bytes that followed the last one or two (0/1)
+    experts: str = ""  # symbol experts joined as inputs: "ctwD", "order2" ("+"-joined)
+    network: str = ""  # online network as an input and gate: "", "glnn", "mlstm"
+    network_config: str = ""  # that network's own config (its JSON array), experts off
+    gate_units: int = 0  # network features gating one weight set (0: no gated set)
+    gate_rate: float = 0.1  # learning rate of the gates
+    table_bits: int = 20  # the hash table holds 2^table_bits slots of 16 bytes
+    history_bits: int = 22  # bytes of history for the match models and record contexts
+    sets: str = "node,match"  # the mixer's weight sets, each selected by a small context
+    layer2: bool = True  # a second layer mixes the sets' outputs (else they are averaged)
+    optimizer: str = "qdh"  # the mixer's training: Ollivier's QDH, "sgd" or "adam"
+    rate: float = 1.0  # learning rate of the first layer (QDH: of its Newton step)
+    rate2: float = 1.0  # and of the second layer
+    decay: float = 0.9995  # QDH: decay of the running curvature per bit
+    eps: float = 1.0  # QDH: damping of the curvature
+    apm: int = 2  # secondary estimation stages: order 0, order 1, hashed orders 2 and 3,
+    # the match state
+    apm_rate: int = 7  # their tables move 2^-apm_rate of the way to each bit
+
+    def __post_init__(self) -> None:
+        orders = [v for v in self.orders.split(",") if v] if self.orders else []
+        if not all(v.isdigit() and 2 <= int(v) <= MAX_ORDER for v in orders) or \
+                len(set(orders)) != len(orders):
+            raise ValueError(f"orders must list distinct integers in 2..{MAX_ORDER}")
+        for name, value, low, high in [("match", self.match, 0, 64),
+                                       ("match2", self.match2, 0, 64),
+                                       ("word", self.word, 0, 3), ("sparse", self.sparse, 0, 2),
+                                       ("record", self.record, 0, 1),
+                                       ("indirect", self.indirect, 0, 1),
+                                       ("gate_units", self.gate_units, 0, 257),
+                                       ("table_bits", self.table_bits, 10, 26),
+                                       ("history_bits", self.history_bits, 10, 26),
+                                       ("rate", self.rate, 0.0, 100.0),
+                                       ("rate2", self.rate2, 0.0, 100.0),
+                                       ("gate_rate", self.gate_rate, 0.0, 100.0),
+                                       ("decay", self.decay, 0.5, 1.0),
+                                       ("eps", self.eps, 1e-6, 1e6), ("apm", self.apm, 0, 5),
+                                       ("apm_rate", self.apm_rate, 1, 12)]:
+            check_range(name, value, low, high)
+        if 0 < self.match < 2 or 0 < self.match2 < 2:
+            raise ValueError("match lengths are 0 (off) or at least 2")
+        sets = [s for s in self.sets.split(",") if s]
+        if not 1 <= len(sets) <= 8 or any(s not in SELECTORS for s in sets):
+            raise ValueError(f"sets must name 1 to 8 of {sorted(SELECTORS)}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}")
+        if self.network not in NETWORKS:
+            raise ValueError(f"network must be one of {NETWORKS}")
+        if ("gate" in sets) != (self.gate_units > 0) or (self.gate_units and not self.network):
+            raise ValueError("a gated set needs a network and gate_units > 0, and vice versa")
+        if bool(self.network) != bool(self.network_config):
+            raise ValueError("network and network_config go together")
+        if self.network:
+            self.network_model_config()  # raises ValueError when it does not parse
+        parse_experts(self.experts)
+
+    def network_model_config(self):
+        """The gating network's own config (None without a network)."""
+        if not self.network:
+            return None
+        cls = _network_class(self.network)[0]
+        return config_from_bytes(cls, self.network_config.encode("ascii"))
+
+    @classmethod
+    def for_level(cls, level: int) -> "CMConfig":
+        """Levels trade speed for ratio (benchmarks/cm.py measures them)."""
+        return cls(**LEVELS[level])
+
+    def memory_bytes(self, alphabet_size: int) -> int:
+        """Bytes the kernel, its symbol experts and its network allocate (a bound)."""
+        A = alphabet_size
+        B = max(1, (A - 1).bit_length())
+        n_contexts = len([v for v in self.orders.split(",") if v]) + (0, 2, 4, 8)[self.word] + \
+            (0, 3, 6)[self.sparse] + 3 * self.record + 3 * self.indirect
+        n_inputs = 1 + n_contexts + 2 + (self.match > 0) + (self.match2 > 0) + \
+            len(parse_experts(self.experts)) + bool(self.network)
+        sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
+                 "gate": 1}
+        mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
+        mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
+        match_table = 4 << min(self.history_bits, 24)
+        total = (16 << self.table_bits) + (1 << self.history_bits) + \
+            ((self.match > 0) + (self.match2 > 0)) * match_table + (A + 1) * (1 << B) + \
+            (n_contexts + 2) * 256 * 6 + mixer + \
+            sum(((1 << B), A << B, 1 << 16, 1 << 16, 48 << B)[i] * 33 * 2
+                for i in range(self.apm)) + \
+            8 * (A + 6 * (2 << B)) + (1 << 16)
+        total += experts_memory(self.experts, A)
+        network = self.network_model_config()
+        if network is not None:
+            total += network.memory_bytes(A)
+        return total
+
+
+def _network_class(name: str):
+    if name == "glnn":
+        from .glnn import GLNNConfig, GLNNModel
+        return GLNNConfig, GLNNModel
+    from .lstm import MLSTMConfig, MLSTMModel
+    return MLSTMConfig, MLSTMModel
+
+
+def network_config(name: str, **fields) -> str:
+    """The ``network_config`` string of network ``name`` with ``fields`` (experts off unless
+    given: with experts, the network's prediction is its gated mixture of them)."""
+    cls = _network_class(name)[0]
+    fields.setdefault("experts", "")
+    return config_to_bytes(cls(**fields)).decode("ascii")
+
+
+# Levels: a Pareto front measured by benchmarks/cm.py (each level smaller than the one below
+# on every text file).  Level 1 is a small mixer of a few experts without a network.
+LEVELS: dict[int, dict] = {
+    1: dict(orders="2,3,4", match=6, word=0, sets="node", layer2=False, apm=1, table_bits=18,
+            history_bits=20),
+    2: dict(orders="2,3,4,6", match=6, word=1, sets="node,match", table_bits=20),
+    3: dict(orders="2,3,4,6", match=6, word=1, sparse=1, sets="node,match", table_bits=21),
+    4: dict(orders="2,3,4,5,6,8", match=6, word=1, sparse=1, record=1,
+            sets="node,match,order", table_bits=22),
+    5: dict(orders="2,3,4,5,6,8", match=6, match2=16, word=2, sparse=1, record=1,
+            sets="node,match,order,c1", table_bits=22),
+    6: dict(orders="2,3,4,5,6,8", match=6, match2=16, word=2, sparse=1, record=1,
+            sets="node,match,order,c1,gate", network="glnn",
+            network_config=network_config("glnn", n_units=8), gate_units=9, table_bits=22),
+    7: dict(orders="2,3,4,5,6,7,8,12", match=6, match2=20, word=2, sparse=2, record=1,
+            sets="node,match,order,c1,gate", network="glnn",
+            network_config=network_config("glnn", n_units=16), gate_units=17,
+            table_bits=23, history_bits=23),
+    8: dict(orders="2,3,4,5,6,7,8,10,12,16", match=6, match2=24, word=2, sparse=2, record=1,
+            experts="ctw8", sets="node,match,order,c1,gate", network="glnn",
+            network_config=network_config("glnn", n_units=16), gate_units=17,
+            table_bits=24, history_bits=24),
+    9: dict(orders="2,3,4,5,6,7,8,10,12,16,20,24", match=6, match2=24, word=2, sparse=2,
+            record=1, experts="ctw8", sets="node,match,order,c1,gate", network="mlstm",
+            network_config=network_config("mlstm", hidden=48), gate_units=49,
+            table_bits=24, history_bits=24),
+}
+
+
+class CMModel(Model):
+    """Context mixing over ``alphabet``; deterministic given the config and the seed (the
+    seed only reaches the network's initial weights)."""
+
+    config_class = CMConfig
+
+    def make_kernel(self) -> CMKernel:
+        c = self.config
+        network = None
+        if c.network:
+            model_class = _network_class(c.network)[1]
+            network = model_class(c.network_model_config(), self.alphabet, self.seed).kernel
+        return CMKernel(c, self.alphabet, make_experts(c.experts, self.alphabet, self.seed),
+                        network)
