@@ -55,10 +55,20 @@ from libc.math cimport sqrt
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SEQZIP_PREFETCH(p) __builtin_prefetch((p), 1, 1)
+    #else
+    #define SEQZIP_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void prefetch "SEQZIP_PREFETCH"(const void* p) noexcept nogil
+
 from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
                            SYMBOL_MODE, Kernel, ModelInterface)
 from seqzip._kernels.detmath cimport det_exp, det_log
-from seqzip._kernels.qd cimport qd_row_step
+from seqzip._kernels.qd cimport qd_row_step, qd_row_step_reciprocal
 
 # ---------------------------------------------------------------- tables built at import
 
@@ -76,6 +86,7 @@ cdef enum:
     SQUASH_SIZE = 4097    # squash over [-16, 16] in steps of 1/128
 
 WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
+cdef uint8_t EMPTY_SLOT[16]      # all-zero: the slot of a context never seen
 cdef double PRIOR = 4.0        # QDH: prior curvature of each weight (samples of unit variance)
 cdef double ADAM_B1 = 0.9
 cdef double ADAM_B2 = 0.999
@@ -213,9 +224,10 @@ cdef enum:  # mixer weight-set selectors
     SEL_GATE = 4
     SEL_C2 = 5
     SEL_WORD = 6
+    SEL_NET = 7
 
 SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
-             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD}
+             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET}
 OPTIMIZERS = {"qdh": 0, "sgd": 1, "adam": 2}
 
 
@@ -285,6 +297,7 @@ cdef class CMKernel(Kernel):
     cdef int kinds[MAX_CONTEXTS]
     cdef int params[MAX_CONTEXTS]
     cdef uint64_t ctx_hash[MAX_CONTEXTS]
+    cdef uint64_t group_hash[MAX_CONTEXTS]
     cdef uint8_t* slot[MAX_CONTEXTS]
     cdef uint8_t* table                    # (4 * buckets, 16): check byte + 15 bit histories
     cdef uint64_t bucket_mask
@@ -322,6 +335,7 @@ cdef class CMKernel(Kernel):
     cdef int selector[MAX_SETS]
     cdef Mixer sets[MAX_SETS]
     cdef int gate_set                      # index of the gated set, or -1
+    cdef int net_pattern                   # signs of the network's first six units
     cdef int gate_units                    # network features that gate it
     cdef double* gate_U                    # (2^B, gate_units, n_inputs): U per node
     cdef double* gate_hd
@@ -508,9 +522,12 @@ cdef class CMKernel(Kernel):
         self.adam_b1t = self.adam_b2t = 1.0
         self.gate_set = -1
         self.gate_units = 0
+        self.net_pattern = 0
         self.n_sets = len(names)
         for i in range(self.n_sets):
             self.selector[i] = SELECTORS[names[i]]
+            if self.selector[i] == SEL_NET and not self.has_network:
+                raise ValueError("the net selector needs a network")
             if self.selector[i] == SEL_GATE:
                 if not self.has_network or config.gate_units < 1 or self.gate_set >= 0:
                     raise ValueError("one gated set, with a network and gate_units >= 1")
@@ -595,6 +612,8 @@ cdef class CMKernel(Kernel):
             return 256 * 8
         if sel == SEL_WORD:
             return 16 * 4 * 8
+        if sel == SEL_NET:
+            return 64 * 8
         return 1  # SEL_GATE: its weights are computed from the gates
 
     cdef int _init_mixer(self, Mixer* m, int n_sets, int n) except -1:
@@ -634,7 +653,7 @@ cdef class CMKernel(Kernel):
     cdef int _apm_contexts(self, int i):
         """Contexts of APM i: order 0 (the node), order 1, hashed order 2, hashed order 3,
         the match state."""
-        return (1 << self.B, self.A << self.B, 1 << 16, 1 << 16, (48 << self.B))[i]
+        return (1 << self.B, self.A << self.B, 1 << 14, 1 << 14, (48 << self.B))[i]
 
     cdef int _init_apm(self, int i, int contexts) except -1:
         cdef int c, j
@@ -756,9 +775,12 @@ cdef class CMKernel(Kernel):
         self.gnode = 1
         self.group = 0
         self.group_left = self.group_bits[0]
-        for i in range(self.n_hashed):
+        for i in range(self.n_hashed):  # hashes first, so that the buckets load in parallel
             self.ctx_hash[i] = self._context_hash(i)
-            self.slot[i] = self._lookup(hash2(self.ctx_hash[i], 1))
+            self.group_hash[i] = hash2(self.ctx_hash[i], 1)
+            prefetch(self.table + ((self.group_hash[i] & self.bucket_mask) << 6))
+        for i in range(self.n_hashed):
+            self.slot[i] = self._lookup(self.group_hash[i])
         for i in range(self.n_match):
             self.match[i].miss = 0
         for e in range(self.n_experts):
@@ -771,9 +793,12 @@ cdef class CMKernel(Kernel):
                 tree[n + x] = self.expert_probs[x] if x < self.A else 0.0
             for x in range(n - 1, 0, -1):
                 tree[x] = tree[2 * x] + tree[2 * x + 1]
-        if self.gate_set >= 0:
+        if self.has_network:
             f = self.expert_if[self.n_experts - 1].features(
                 self.expert_if[self.n_experts - 1].state, &nf)
+            self.net_pattern = 0
+            for i in range(1, min(7, nf)):
+                self.net_pattern = self.net_pattern * 2 + (f[i] > 0.0)
             for i in range(1, self.gate_units):
                 self.gate_features[i] = f[i] if i < nf else 0.0
         return STATUS_OK
@@ -932,6 +957,8 @@ cdef class CMKernel(Kernel):
             return self.n_known * 8 + self.depth
         if sel == SEL_C2:
             return <int>((self.c8 >> 8) & 0xFF) * 8 + self.depth
+        if sel == SEL_NET:
+            return self.net_pattern * 8 + self.depth
         if sel == SEL_WORD:  # letters into the word, and the kind of the last byte
             return (min(self.word_len, 15) * 4 + self._byte_class(<int>(self.c8 & 0xFF))) * 8 \
                 + self.depth
@@ -961,6 +988,14 @@ cdef class CMKernel(Kernel):
             self.forced = 0
             return 0
         self.forced = -1
+        if self.n_apm:  # the APM rows are known now: load them while the mixer works
+            self.apm_ctx[0] = self.node
+            self.apm_ctx[1] = (self.c1_index << self.B) | self.node
+            self.apm_ctx[2] = <int>(hash2(self.c8 & 0xFFFF, <uint64_t>self.node) & 0x3FFF)
+            self.apm_ctx[3] = <int>(hash2(self.c8 & 0xFFFFFF, <uint64_t>self.node) & 0x3FFF)
+            for i in range(1, self.n_apm):
+                prefetch(self.apm[i] + self.apm_ctx[i] * APM_BINS)
+                prefetch(self.apm[i] + self.apm_ctx[i] * APM_BINS + 32)
         x[0] = 1.0
         at = 1
         self.n_known = 0
@@ -1034,10 +1069,6 @@ cdef class CMKernel(Kernel):
         p = self.p_mix
         if self.n_apm:
             pos = (min(max(dot, -7.999), 7.999) + 8.0) * 2.0
-            self.apm_ctx[0] = self.node
-            self.apm_ctx[1] = (self.c1_index << self.B) | self.node
-            self.apm_ctx[2] = <int>(hash2(self.c8 & 0xFFFF, <uint64_t>self.node) & 0xFFFF)
-            self.apm_ctx[3] = <int>(hash2(self.c8 & 0xFFFFFF, <uint64_t>self.node) & 0xFFFF)
             self.apm_ctx[4] = (self._selected(SEL_MATCH) >> 3 << self.B) | self.node
             for i in range(self.n_apm):
                 self.apm_bin[i] = <int>pos
@@ -1063,7 +1094,7 @@ cdef class CMKernel(Kernel):
         cdef double* hc = mix.hc + mix.selected * n
         cdef int i
         if self.optimizer == 0:
-            qd_row_step(x, n, var, err, hd, hc, 1, self.decay, self.eps, rate, w)
+            qd_row_step_reciprocal(x, n, var, err, hd, hc, self.decay, self.eps, rate, w)
         elif self.optimizer == 1:
             for i in range(n):
                 w[i] = w[i] + rate * err * x[i]
@@ -1076,6 +1107,27 @@ cdef class CMKernel(Kernel):
                 hc[i] = ADAM_B2 * hc[i] + (1.0 - ADAM_B2) * g * g
                 w[i] = w[i] + rate * (hd[i] / bc1) / (sqrt(hc[i] / bc2) + 1e-8)
 
+    cdef void _gate_row_step(self, int i, int base, double var, double err) noexcept:
+        """``qd_row_step_reciprocal`` over input i's gates U[node, :, i] (stride n_inputs)."""
+        cdef int j, n = self.n_inputs, u = self.gate_units
+        cdef double* hd = self.gate_hd + base + i
+        cdef double* hc = self.gate_hc + base + i
+        cdef double* w = self.gate_U + base + i
+        cdef double inv, bias, c, ci, step, z
+        for j in range(u):
+            z = self.gate_z[j]
+            hd[j * n] = self.decay * hd[j * n] + z * z * var
+            hc[j * n] = self.decay * hc[j * n] + z * var
+        inv = 1.0 / (hd[0] + self.eps)
+        bias = err * inv
+        for j in range(1, u):
+            c = hc[j * n]
+            ci = c * inv
+            step = (self.gate_z[j] * err - err * ci) / (hd[j * n] + self.eps - c * ci)
+            w[j * n] = w[j * n] + self.gate_rate * step
+            bias = bias - ci * step
+        w[0] = w[0] + self.gate_rate * bias
+
     cdef void _train_gate(self, int bit) noexcept:
         """The gates U[node] of the gated set: input i's weight is sum_j U[node, j, i] a_j,
         so its features are a_j x_i; one quasi-diagonal (or SGD, Adam) step per input."""
@@ -1087,9 +1139,7 @@ cdef class CMKernel(Kernel):
             if self.optimizer == 0:
                 for j in range(u):
                     self.gate_z[j] = self.gate_features[j] * self.inputs[i]
-                qd_row_step(self.gate_z, u, var, err, self.gate_hd + base + i,
-                            self.gate_hc + base + i, n, self.decay, self.eps, self.gate_rate,
-                            self.gate_U + base + i)
+                self._gate_row_step(i, base, var, err)
             else:
                 for j in range(u):
                     at = base + j * n + i
@@ -1178,9 +1228,86 @@ cdef class CMKernel(Kernel):
             self.group_left = self.group_bits[self.group]
             self.gnode = 1
             for i in range(self.n_hashed):
-                self.slot[i] = self._lookup(hash2(self.ctx_hash[i], <uint64_t>self.node))
+                self.group_hash[i] = hash2(self.ctx_hash[i], <uint64_t>self.node)
+                prefetch(self.table + ((self.group_hash[i] & self.bucket_mask) << 6))
+            for i in range(self.n_hashed):
+                self.slot[i] = self._lookup(self.group_hash[i])
         else:
             self.gnode = self.gnode * 2 + bit
+        return STATUS_OK
+
+    # ------------------------------------------------------------ the full distribution
+
+    cdef uint8_t* _find(self, uint64_t h) noexcept nogil:
+        """The slot of hash ``h`` if it exists, else an empty one (nothing is inserted)."""
+        cdef uint8_t check = <uint8_t>(h >> 56)
+        cdef uint8_t* base = self.table + ((h & self.bucket_mask) << 6)
+        cdef int i
+        if check == 0:
+            check = 1
+        for i in range(4):
+            if base[i << 4] == check:
+                return base + (i << 4)
+        return EMPTY_SLOT
+
+    cdef void _descend(self, int node, int depth, double mass, double* probs) noexcept:
+        """Evaluate ``node`` (its bits so far are ``node``'s, ``depth`` of them) and recurse,
+        writing mass x P(path) to the leaves; the slots of a new group are found read-only."""
+        cdef int i, q, bit, group = 0, left = depth, start = 0, gnode
+        cdef double p1
+        if depth == self.B:
+            if node - (1 << self.B) < self.A:
+                probs[node - (1 << self.B)] = mass
+            return
+        while left >= self.group_bits[group]:  # the group of this bit and its first node
+            left -= self.group_bits[group]
+            start += self.group_bits[group]
+            group += 1
+        gnode = 1
+        for i in range(left):  # the bits of this group so far
+            gnode = gnode * 2 + ((node >> (left - 1 - i)) & 1)
+        if left == 0 and depth > 0:
+            for i in range(self.n_hashed):
+                self.slot[i] = self._find(hash2(self.ctx_hash[i], <uint64_t>node))
+        self.node, self.depth, self.gnode = node, depth, gnode
+        for i in range(self.n_match):  # does the match's symbol still agree with the path?
+            self.match[i].miss = self.match[i].predicted >= 0 and \
+                (self.match[i].predicted >> (self.B - depth)) != (node - (1 << depth))
+        q = self.c_predict_bit()
+        p1 = q * (1.0 / PROB_ONE)
+        for bit in range(2):
+            if (p1 if bit else 1.0 - p1) > 0.0:
+                self._descend(node * 2 + bit, depth + 1, mass * (p1 if bit else 1.0 - p1),
+                              probs)
+                if left == 0 and depth > 0 and bit == 0:  # restore this group's slots
+                    for i in range(self.n_hashed):
+                        self.slot[i] = self._find(hash2(self.ctx_hash[i], <uint64_t>node))
+
+    cdef int c_predict(self, double* probs) noexcept:
+        """The distribution over the alphabet implied by the bit predictions made before the
+        symbol: each of the A - 1 decisions evaluated as ``predict_bit`` would, learning
+        nothing (about A times its cost; for ``Predictor.probs``).  The coder's own charge for
+        a symbol differs a little: the mixer and the maps learn after each of its bits, so
+        the later bits are predicted by a model that has already seen the first ones
+        (``seqzip._core.run`` with SCORE gives that exact charge)."""
+        cdef int i, x
+        cdef uint8_t* slots[MAX_CONTEXTS]
+        cdef int miss[2]
+        if self.depth != 0:
+            return STATUS_SYMBOL  # only between symbols
+        for i in range(self.n_hashed):
+            slots[i] = self.slot[i]
+        for i in range(self.n_match):
+            miss[i] = self.match[i].miss
+        for x in range(self.A):
+            probs[x] = 0.0
+        self._descend(1, 0, 1.0, probs)
+        for i in range(self.n_hashed):
+            self.slot[i] = slots[i]
+        for i in range(self.n_match):
+            self.match[i].miss = miss[i]
+        self.node, self.depth, self.gnode = 1, 0, 1
+        self.group, self.group_left = 0, self.group_bits[0]
         return STATUS_OK
 
     # ------------------------------------------------------------ inspection
@@ -1195,6 +1322,18 @@ cdef class CMKernel(Kernel):
         if not 0 <= i < self.n_match:
             raise IndexError("no such match model")
         return self.match[i].length, self.match[i].predicted
+
+    def match_probability(self, int i=0):
+        """After ``predict_bit``: match model i's probability that the bit is the one its
+        predicted symbol has (None when it predicts nothing for this bit)."""
+        cdef MatchModel* m
+        if not 0 <= i < self.n_match:
+            raise IndexError("no such match model")
+        m = &self.match[i]
+        if m.sm_index < 0:
+            return None
+        p1 = m.sm[m.sm_index] * (1.0 / 4294967296.0)
+        return p1 if m.sm_index & 1 else 1.0 - p1
 
     def record_length(self):
         """The detected record length (0: none)."""

@@ -48,6 +48,11 @@ cdef double BETA_MAX = 2.0 ** 600
 cdef double BETA_MIN = 2.0 ** -600
 
 
+cdef packed struct ChildSlot:  # one slot of the child map: 12 bytes, key and value together
+    uint64_t key             # parent * 256 + symbol + 1 (0: empty)
+    uint32_t node            # the child context node
+
+
 cdef struct Entry:
     double beta              # Pe(s) / (Pw of the children), the weighting ratio
     uint16_t count0          # zeros seen by this decision node in this context
@@ -84,8 +89,7 @@ cdef class CTWKernel(Kernel):
     cdef uint8_t* node_class
     cdef uint32_t nodes_used, nodes_cap, nodes_max
     # child map: key = parent * 256 + symbol + 1 (0 = empty slot)
-    cdef uint64_t* child_keys
-    cdef uint32_t* child_vals
+    cdef ChildSlot* children
     cdef uint64_t child_mask, slots_max
     cdef uint32_t child_used
     # history and per-symbol work arrays
@@ -159,14 +163,12 @@ cdef class CTWKernel(Kernel):
         free(self.node_block)
         free(self.node_count)
         free(self.node_class)
-        free(self.child_keys)
-        free(self.child_vals)
+        free(self.children)
         self.entries = NULL
         self.node_block = NULL
         self.node_count = NULL
         self.node_class = NULL
-        self.child_keys = NULL
-        self.child_vals = NULL
+        self.children = NULL
 
     cdef int _allocate(self) except -1:
         """Empty tree: the root context only.  Sizes start small and double up to the caps."""
@@ -179,13 +181,11 @@ cdef class CTWKernel(Kernel):
         self.node_count = <uint16_t*>malloc(self.nodes_cap * sizeof(uint16_t))
         self.node_class = <uint8_t*>malloc(self.nodes_cap * sizeof(uint8_t))
         self.child_mask = (1 << 15) - 1
-        self.child_keys = <uint64_t*>malloc((self.child_mask + 1) * sizeof(uint64_t))
-        self.child_vals = <uint32_t*>malloc((self.child_mask + 1) * sizeof(uint32_t))
+        self.children = <ChildSlot*>malloc((self.child_mask + 1) * sizeof(ChildSlot))
         if (self.entries == NULL or self.node_block == NULL or self.node_count == NULL
-                or self.node_class == NULL or self.child_keys == NULL
-                or self.child_vals == NULL):
+                or self.node_class == NULL or self.children == NULL):
             raise MemoryError("CTW: cannot allocate the context tree")
-        memset(self.child_keys, 0, (self.child_mask + 1) * sizeof(uint64_t))
+        memset(self.children, 0, (self.child_mask + 1) * sizeof(ChildSlot))
         for i in range(N_CLASSES):
             self.free_count[i] = 0
             self.free_cap[i] = 0
@@ -280,36 +280,29 @@ cdef class CTWKernel(Kernel):
     cdef uint32_t _child(self, uint32_t parent, int symbol) noexcept nogil:
         cdef uint64_t key = <uint64_t>parent * 256 + symbol + 1
         cdef uint64_t i = self._slot(key)
-        while self.child_keys[i] != 0:
-            if self.child_keys[i] == key:
-                return self.child_vals[i]
+        while self.children[i].key != 0:
+            if self.children[i].key == key:
+                return self.children[i].node
             i = (i + 1) & self.child_mask
         return EMPTY
 
     cdef bint _grow_children(self) noexcept nogil:
         cdef uint64_t old_mask = self.child_mask, i, j, new_size = (old_mask + 1) * 2
-        cdef uint64_t* old_keys = self.child_keys
-        cdef uint32_t* old_vals = self.child_vals
-        cdef uint64_t* keys = <uint64_t*>malloc(new_size * sizeof(uint64_t))
-        cdef uint32_t* vals = <uint32_t*>malloc(new_size * sizeof(uint32_t))
-        if keys == NULL or vals == NULL:
-            free(keys)
-            free(vals)
+        cdef ChildSlot* old = self.children
+        cdef ChildSlot* grown = <ChildSlot*>malloc(new_size * sizeof(ChildSlot))
+        if grown == NULL:
             self.out_of_memory = True
             return False
-        memset(keys, 0, new_size * sizeof(uint64_t))
-        self.child_keys = keys
-        self.child_vals = vals
+        memset(grown, 0, new_size * sizeof(ChildSlot))
+        self.children = grown
         self.child_mask = new_size - 1
         for i in range(old_mask + 1):
-            if old_keys[i] != 0:
-                j = self._slot(old_keys[i])
-                while keys[j] != 0:
+            if old[i].key != 0:
+                j = self._slot(old[i].key)
+                while grown[j].key != 0:
                     j = (j + 1) & self.child_mask
-                keys[j] = old_keys[i]
-                vals[j] = old_vals[i]
-        free(old_keys)
-        free(old_vals)
+                grown[j] = old[i]
+        free(old)
         return True
 
     cdef uint32_t _add_child(self, uint32_t parent, int symbol) noexcept nogil:
@@ -346,10 +339,10 @@ cdef class CTWKernel(Kernel):
         self.node_count[node] = 0
         self.node_class[node] = 0
         i = self._slot(key)
-        while self.child_keys[i] != 0:
+        while self.children[i].key != 0:
             i = (i + 1) & self.child_mask
-        self.child_keys[i] = key
-        self.child_vals[i] = node
+        self.children[i].key = key
+        self.children[i].node = node
         self.child_used += 1
         return node
 

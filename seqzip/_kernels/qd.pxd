@@ -81,3 +81,25 @@ cdef inline int cholesky_solve(double* M, double* b, Py_ssize_t n) noexcept nogi
             s = s - M[k * n + i] * b[k]
         b[i] = s / M[i * n + i]
     return 0
+
+
+cdef inline void qd_row_step_reciprocal(const double* a, Py_ssize_t n, double var,
+                                        double target, double* hd, double* hc, double gamma,
+                                        double eps, double rate, double* w) noexcept nogil:
+    """``qd_row_step`` (stride 1) with the bias curvature inverted once: the same step up to
+    rounding, one division per coordinate instead of four.  The context mixer's per-bit steps
+    use it (its streams are defined by it); the older kernels keep ``qd_row_step``."""
+    cdef Py_ssize_t i
+    cdef double inv, bias, c, ci, step
+    for i in range(n):
+        hd[i] = gamma * hd[i] + a[i] * a[i] * var
+        hc[i] = gamma * hc[i] + a[i] * var
+    inv = 1.0 / (hd[0] + eps)
+    bias = target * inv
+    for i in range(1, n):
+        c = hc[i]
+        ci = c * inv
+        step = (a[i] * target - target * ci) / (hd[i] + eps - c * ci)
+        w[i] = w[i] + rate * step
+        bias = bias - ci * step
+    w[0] = w[0] + rate * bias

@@ -8,6 +8,8 @@ module parses the config's ``experts`` string and builds them; adding an expert 
 
     >>> parse_experts("ctw8+order2")
     [('ctw', 8), ('order2', 2)]
+    >>> parse_experts("ctw8@64")   # a CTW of depth 8 with a 64 MiB budget (default 512)
+    [('ctw', 8, 64)]
     >>> [type(k).__name__ for k in make_experts("ctw8+order2", b"abc", seed=0)]
     ['CTWKernel', 'Order2Kernel']
 """
@@ -18,12 +20,14 @@ from typing import Callable
 MAX_EXPERTS = 8
 
 
-def _ctw(depth: int, alphabet: bytes, seed: int):
+def _ctw(depth: int, alphabet: bytes, seed: int, memory_mb: int | None = None):
     from .ctw import CTWConfig, CTWModel
-    return CTWModel(CTWConfig(depth=depth), alphabet, seed).kernel
+    config = CTWConfig(depth=depth) if memory_mb is None else \
+        CTWConfig(depth=depth, memory_mb=memory_mb)
+    return CTWModel(config, alphabet, seed).kernel
 
 
-def _order2(order: int, alphabet: bytes, seed: int):
+def _order2(order: int, alphabet: bytes, seed: int, *unused):
     from .order2 import Order2Config, Order2Model
     return Order2Model(Order2Config(order=order), alphabet, seed).kernel
 
@@ -35,17 +39,22 @@ EXPERTS: dict[str, tuple[int | None, int, Callable]] = {
 }
 
 
-def parse_experts(text: str) -> list[tuple[str, int]]:
-    """``"ctw8+order2"`` -> ``[("ctw", 8), ("order2", 2)]``; ValueError on anything else."""
+def parse_experts(text: str) -> list[tuple]:
+    """``"ctw8+order2"`` -> ``[("ctw", 8), ("order2", 2)]`` (``"ctw8@64"``: a CTW budget of
+    64 MiB instead of its default); ValueError on anything else."""
     out = []
     for token in text.split("+") if text else []:
+        token, _, memory = token.partition("@")
         name = token.rstrip("0123456789")
         digits = token[len(name):]
         if name not in EXPERTS or not digits or len(digits) > 2 or \
-                int(digits) > EXPERTS[name][1]:
-            raise ValueError(f"unknown expert {token!r} (use ctwD with D <= 32, order1 or "
-                             "order2)")
-        out.append((token if name == "order" else name, int(digits)))
+                int(digits) > EXPERTS[name][1] or \
+                (memory and (name != "ctw" or not memory.isdigit() or len(memory) > 4
+                             or not 1 <= int(memory) <= 4096)):
+            raise ValueError(f"unknown expert {token + ('@' + memory if memory else '')!r} "
+                             "(use ctwD with D <= 32, optionally @MiB, order1 or order2)")
+        item = (token if name == "order" else name, int(digits))
+        out.append(item + (int(memory),) if memory else item)
     if len(out) > MAX_EXPERTS:
         raise ValueError(f"at most {MAX_EXPERTS} experts")
     return out
@@ -54,9 +63,9 @@ def parse_experts(text: str) -> list[tuple[str, int]]:
 def make_experts(text: str, alphabet: bytes, seed: int) -> list:
     """The kernels of the experts named by ``text``, over ``alphabet``."""
     out = []
-    for token, parameter in parse_experts(text):
+    for token, parameter, *memory in parse_experts(text):
         name = "order" if token.startswith("order") else token
-        out.append(EXPERTS[name][2](parameter, alphabet, seed))
+        out.append(EXPERTS[name][2](parameter, alphabet, seed, *memory))
     return out
 
 
@@ -65,9 +74,11 @@ def experts_memory(text: str, alphabet_size: int) -> int:
     from .ctw import CTWConfig
     from .order2 import Order2Config
     total = 0
-    for token, parameter in parse_experts(text):
+    for token, parameter, *memory in parse_experts(text):
         if token == "ctw":
-            total += CTWConfig(depth=parameter).memory_bytes(alphabet_size)
+            config = CTWConfig(depth=parameter, memory_mb=memory[0]) if memory else \
+                CTWConfig(depth=parameter)
+            total += config.memory_bytes(alphabet_size)
         else:
             total += Order2Config(order=parameter).memory_bytes(alphabet_size)
     return total
