@@ -18,6 +18,8 @@ cdef enum:  # status codes of the interface functions
     STATUS_OK = 0
     STATUS_MEMORY = -1   # an allocation failed: the model is unusable (MemoryError)
     STATUS_SYMBOL = -2   # a symbol or bit the model cannot accept (a caller's bug)
+    STATUS_EXCEPTION = -3  # Python code inside the kernel raised (KeyboardInterrupt, ...):
+                           # the exception was kept by keep_exception and run() re-raises it
 
 ctypedef int (*predict_fn)(void* state, double* probs) noexcept
 ctypedef int (*update_fn)(void* state, int symbol) noexcept
@@ -35,6 +37,9 @@ cdef struct ModelInterface:
     predict_bit_fn predict_bit
     update_bit_fn update_bit
     features_fn features     # the model's state vector (1, activities...), or NULL
+
+
+cdef int keep_exception(object exc) noexcept
 
 
 cdef class Kernel:

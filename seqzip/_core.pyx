@@ -58,7 +58,23 @@ cdef const double* _features(void* state, Py_ssize_t* n) noexcept:
     return (<Kernel>state).c_features(n)
 
 
+cdef object _kept = None
+
+
+cdef int keep_exception(object exc) noexcept:
+    """Keep ``exc``, raised by Python code that a kernel called from a C-level function (which
+    cannot pass it on), for ``run`` to re-raise; return STATUS_EXCEPTION.  A model whose step
+    was interrupted halfway is not used again: the coding stops with the exception."""
+    global _kept
+    _kept = exc
+    return STATUS_EXCEPTION
+
+
 def _raise_for(int status, str where):
+    global _kept
+    if status == STATUS_EXCEPTION:
+        exc, _kept = _kept, None
+        raise exc if exc is not None else RuntimeError(f"{where}: interrupted")
     if status == STATUS_MEMORY:
         raise MemoryError(f"{where}: out of memory")
     raise ValueError(f"{where}: symbol outside the model's alphabet")

@@ -59,9 +59,11 @@ INPUTS = {
 # CI crosses every model at its fastest and strongest level on short inputs (each still runs
 # hundreds of training windows); ``pytest -m long`` adds level 6 and longer inputs.
 SHORT = {"glnn": {"text": 4_000, "binary": 2_000}, "lstm": {"text": 1_500, "binary": 1_000},
-         "order2": {"text": 40_000, "binary": 20_000}, "ctw": {"text": 20_000, "binary": 10_000}}
+         "order2": {"text": 40_000, "binary": 20_000}, "ctw": {"text": 20_000, "binary": 10_000},
+         "cm": {"text": 12_000, "binary": 6_000}}
 SHORT["mlstm"] = SHORT["mrnn"] = SHORT["lstm"]
-LONG = {"glnn": {"text": 20_000, "binary": 6_000}, "lstm": {"text": 4_000, "binary": 2_000}}
+LONG = {"glnn": {"text": 20_000, "binary": 6_000}, "lstm": {"text": 4_000, "binary": 2_000},
+        "cm": {"text": 60_000, "binary": 20_000}}
 LONG["mlstm"] = LONG["mrnn"] = LONG["lstm"]
 
 

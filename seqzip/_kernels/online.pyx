@@ -36,7 +36,8 @@ order-2 expert, a GLNN's first prediction is the expert's (floored at 2^-16):
 import numpy as np
 from libc.stdlib cimport free, malloc
 
-from seqzip._core cimport STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel
+from seqzip._core cimport (STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel,
+                           keep_exception)
 from seqzip._kernels.mixing cimport (expert_logs, floor_mix, gate_step, mixed_softmax,
                                      writing_step)
 
@@ -188,6 +189,8 @@ cdef class OnlineNetwork(Kernel):
                 self.train_window()
             except MemoryError:
                 return STATUS_MEMORY
+            except BaseException as exc:  # e.g. KeyboardInterrupt inside numpy: stop coding
+                return keep_exception(exc)
         return STATUS_OK
 
     cdef const double* c_features(self, Py_ssize_t* n) noexcept:

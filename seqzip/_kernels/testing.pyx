@@ -100,7 +100,7 @@ def py_cholesky_solve(M, b):
 # ---------------------------------------------------------------- kernels for the loop's tests
 
 from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
-                           SYMBOL_MODE, Kernel)
+                           SYMBOL_MODE, Kernel, keep_exception)
 
 
 cdef class BitFrequencies(Kernel):
@@ -155,17 +155,20 @@ cdef class BitFrequencies(Kernel):
 
 cdef class Misbehaving(Kernel):
     """A symbol-mode kernel that predicts uniformly, except: from symbol ``nan_at`` on its
-    predictions hold a NaN (or, with ``negative``, a negative entry), and at symbol ``oom_at``
-    its update reports STATUS_MEMORY."""
+    predictions hold a NaN (or, with ``negative``, a negative entry), at symbol ``oom_at``
+    its update reports STATUS_MEMORY, and at symbol ``raise_at`` Python code inside its update
+    raises KeyboardInterrupt (as a signal inside numpy would)."""
     cdef int A
-    cdef long seen, nan_at, oom_at
+    cdef long seen, nan_at, oom_at, raise_at
     cdef bint negative
 
-    def __cinit__(self, int alphabet_size, long nan_at=-1, long oom_at=-1, bint negative=False):
+    def __cinit__(self, int alphabet_size, long nan_at=-1, long oom_at=-1, bint negative=False,
+                  long raise_at=-1):
         self.A = alphabet_size
         self.iface.alphabet_size = alphabet_size
         self.iface.mode = SYMBOL_MODE
         self.nan_at, self.oom_at, self.negative = nan_at, oom_at, negative
+        self.raise_at = raise_at
         self.seen = 0
 
     cdef int c_predict(self, double* probs) noexcept:
@@ -181,5 +184,10 @@ cdef class Misbehaving(Kernel):
             return STATUS_SYMBOL
         if self.seen == self.oom_at:
             return STATUS_MEMORY
+        if self.seen == self.raise_at:
+            try:
+                raise KeyboardInterrupt()
+            except BaseException as exc:
+                return keep_exception(exc)
         self.seen += 1
         return STATUS_OK
