@@ -13,8 +13,10 @@ spooled to a temporary file (memory stays bounded; disk holds the copy).
 from __future__ import annotations
 
 import builtins
+import collections
 import io
 import os
+import signal
 import tempfile
 import zlib
 from typing import IO, Any, BinaryIO, Callable, Iterator
@@ -22,8 +24,9 @@ from typing import IO, Any, BinaryIO, Callable, Iterator
 import numpy as np
 
 from . import coder
-from .container import (DEFAULT_FRAME, MAX_FRAME, NeedMoreData, StreamHeader, next_frame_symbols,
-                        pack_frame, parse_frame, parse_header)
+from .container import (DEFAULT_FRAME, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
+                        max_payload_bytes, next_frame_symbols, pack_frame, parse_frame,
+                        parse_header)
 from .errors import CorruptError, SeqzipError, TruncatedError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
                      config_from_bytes, config_to_bytes, create, make_config, spec_by_id,
@@ -31,6 +34,10 @@ from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level
 
 CHUNK = 1 << 16
 SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
+# Independent pieces (``processes`` > 1): at least MIN_PIECE bytes, so that a model restart is
+# paid on enough data, and at most MAX_PIECE, which bounds the memory of the pieces in flight.
+MIN_PIECE = 64 << 10
+MAX_PIECE = 8 << 20
 Progress = Callable[[int], None]
 
 
@@ -142,17 +149,23 @@ def _seekable(src: IO[bytes]) -> bool:
 
 def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                   level: int = DEFAULT_LEVEL, seed: int = 0, frame_size: int = DEFAULT_FRAME,
-                  config: Any = None, progress: Progress | None = None) -> int:
+                  config: Any = None, progress: Progress | None = None,
+                  processes: int = 1) -> int:
     """Compress everything ``src`` yields into one stream written to ``dst``.
 
     Memory holds one frame of input and its payload.  A non-seekable ``src`` is spooled to a
     temporary file first.  ``config`` (a config dataclass of ``model``) overrides ``level``.
     ``progress(n)`` is called with the number of input bytes coded after each frame.
 
+    With ``processes`` > 1 the input is cut into independent pieces (one per process, at
+    least 64 KiB and at most 8 MiB each), coded as concatenated streams by that many worker
+    processes: any seqzip decodes the result, and each piece's model starts afresh, which
+    costs some ratio (see README, ``-T``).
+
     Returns:
         The number of bytes written.
     Raises:
-        ValueError: unknown model, bad level, seed or frame size.
+        ValueError: unknown model, bad level, seed, frame size or process count.
         SeqzipError: the input changed while it was being compressed.
     """
     spec = spec_by_name(model)
@@ -162,13 +175,22 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
         raise ValueError(f"config must be a {spec.config_class.__name__} for model {model!r}")
     _check_seed(seed)
     _check_frame_size(frame_size)
+    _check_processes(processes)
     if not _seekable(src):
         with tempfile.TemporaryFile() as spool:
             while chunk := src.read(CHUNK * 16):
                 spool.write(chunk)
             spool.seek(0)
             return compress_file(spool, dst, model=model, seed=seed, frame_size=frame_size,
-                                 config=config, progress=progress)
+                                 config=config, progress=progress, processes=processes)
+    if processes > 1:
+        start = src.tell()
+        length = src.seek(0, os.SEEK_END) - start
+        src.seek(start)
+        piece = piece_size(length, processes)
+        if piece < length:
+            return _compress_pieces(src, dst, length, piece, processes, model, config, seed,
+                                    frame_size, progress)
     start = src.tell()
     length, alphabet, crc = _scan(src)
     src.seek(start)
@@ -176,6 +198,86 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                           alphabet, crc)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
+    return written
+
+
+def _check_processes(processes: int) -> int:
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    return processes
+
+
+def piece_size(length: int, processes: int) -> int:
+    """Bytes per independent piece when ``length`` bytes are coded on ``processes`` processes.
+
+        >>> piece_size(152_089, 2), piece_size(10_000, 4), piece_size(10**9, 2) == MAX_PIECE
+        (76045, 65536, True)
+    """
+    return max(MIN_PIECE, min(MAX_PIECE, -(-length // processes)))
+
+
+def _pool(processes: int):
+    """A pool of worker processes that end with their parent.
+
+    The workers come from a fork server (a fresh interpreter that has imported this module),
+    not from this process: they inherit none of its threads, locks or open files, which makes
+    the pool safe to use from a program with threads.
+    """
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return context.Pool(processes, initializer=_worker_init)
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group: the parent decides, and its end ends the pool.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # Linux: end when the parent (the fork server, which ends with us) ends
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _wait(result) -> Any:
+    """``result.get()`` in short waits, so that signal handlers, where installed, run promptly."""
+    while not result.ready():
+        result.wait(0.2)
+    return result.get()
+
+
+def _compress_piece(data: bytes, model: str, config: Any, seed: int, frame_size: int) -> bytes:
+    out = io.BytesIO()
+    compress_file(io.BytesIO(data), out, model=model, config=config, seed=seed,
+                  frame_size=frame_size)
+    return out.getvalue()
+
+
+def _compress_pieces(src: IO[bytes], dst: IO[bytes], length: int, piece: int, processes: int,
+                     model: str, config: Any, seed: int, frame_size: int,
+                     progress: Progress | None) -> int:
+    written, offset = 0, 0
+    pending: collections.deque = collections.deque()
+    with _pool(processes) as pool:  # leaving the block terminates the workers
+        while offset < length or pending:
+            while offset < length and len(pending) <= processes:
+                chunk = _read_exact(src, min(piece, length - offset))
+                if not chunk:
+                    raise SeqzipError("input changed while it was being compressed")
+                offset += len(chunk)
+                pending.append((len(chunk), pool.apply_async(
+                    _compress_piece, (chunk, model, config, seed, frame_size))))
+            n, result = pending.popleft()
+            written += dst.write(_wait(result)) or 0
+            if progress:
+                progress(n)
+    if src.read(1):
+        raise SeqzipError("input changed while it was being compressed")
     return written
 
 
@@ -198,14 +300,15 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
         raise SeqzipError("input changed while it was being compressed")
 
 
-def compress(data: bytes, *, model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL,
+def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
              seed: int = 0) -> bytes:
-    """Compress ``data`` into one seqzip stream.
+    """Compress ``data`` into one seqzip stream (the level may be given by position, as with
+    ``bz2.compress(data, 9)``).
 
     Args:
         data: bytes-like input.
-        model: model family (``seqzip.models.MODELS``).
         level: 1 (fast) ... 9 (strong).
+        model: model family (``seqzip.models.MODELS``).
         seed: seed of the model's PRNG, stored in the header.
     Raises:
         ValueError: unknown model, bad level or seed.
@@ -358,7 +461,7 @@ class SeqzipCompressor:
         b'hello world'
     """
 
-    def __init__(self, *, model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL,
+    def __init__(self, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
                  seed: int = 0) -> None:
         self._config = make_config(model, level)  # validates model and level now
         self._model = model
@@ -434,17 +537,32 @@ class _DecompressReader(io.RawIOBase):
 class SeqzipFile(io.BufferedIOBase):
     """A seqzip file opened for reading or writing, like ``bz2.BZ2File``.
 
-    Reading decodes concatenated streams frame by frame; writing spools the input and codes it
-    into one stream on ``close()``.  Mode ``"a"`` appends a new stream.
+    Reading decodes concatenated streams frame by frame; ``tell()`` counts uncompressed bytes
+    and ``seek()`` moves forward by decoding and backward by decoding again from the start, as
+    ``bz2`` does (so ``tarfile.open(fileobj=f, mode="r:")`` works).  Writing codes every
+    ``block_size`` bytes of input (1 MiB by default) as a stream of its own and writes it at
+    once: a file being written holds every completed block, ``flush()`` codes what is buffered
+    so that the file decodes up to there, and a crash loses at most one block.  Each block's
+    model starts afresh: larger blocks compress better, and :func:`compress_file` codes a whole
+    input as one stream.  Mode ``"a"`` appends streams.
     """
 
-    def __init__(self, filename: str | bytes | os.PathLike | BinaryIO, mode: str = "r", *,
-                 model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL, seed: int = 0) -> None:
+    def __init__(self, filename: str | bytes | os.PathLike | BinaryIO, mode: str = "r",
+                 level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL, seed: int = 0,
+                 block_size: int = DEFAULT_FRAME) -> None:
         if mode not in ("r", "rb", "w", "wb", "x", "xb", "a", "ab"):
             raise ValueError(f"invalid mode {mode!r}")
         self._reading = mode.startswith("r")
-        self._compressor = None if self._reading else SeqzipCompressor(model=model, level=level,
-                                                                       seed=seed)
+        if not self._reading:
+            make_config(model, level)  # ValueError for bad settings before the file is made
+            _check_seed(seed)
+            if isinstance(block_size, bool) or not isinstance(block_size, int) \
+                    or block_size < 1:
+                raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        self._settings = dict(model=model, level=level, seed=seed)
+        self._block_size = block_size
+        self._pending = bytearray()  # written, not yet coded
+        self._streams = 0  # streams written
         if isinstance(filename, (str, bytes, os.PathLike)):
             self._fp = builtins.open(filename, mode[0] + "b")
             self._close_fp = True
@@ -453,8 +571,15 @@ class SeqzipFile(io.BufferedIOBase):
             self._close_fp = False
         else:
             raise TypeError("filename must be a str, bytes, path or file object")
-        self._buffer = io.BufferedReader(_DecompressReader(self._fp)) if self._reading else None
+        self._start = 0  # where the compressed data starts in the file object
+        if self._reading and _seekable(self._fp):
+            self._start = self._fp.tell()
+        self._pos = 0  # uncompressed bytes read or written
+        self._buffer = self._new_reader() if self._reading else None
         self._closed = False
+
+    def _new_reader(self) -> io.BufferedReader:
+        return io.BufferedReader(_DecompressReader(self._fp))
 
     @property
     def closed(self) -> bool:
@@ -464,12 +589,30 @@ class SeqzipFile(io.BufferedIOBase):
         if self._closed:
             return
         try:
-            if self._compressor is not None:
-                self._compressor.flush_to(self._fp)
+            if not self._reading:
+                if self._pending or not self._streams:  # an empty file is an empty stream
+                    self._write_block()
+                self._fp.flush()
         finally:
             self._closed = True
             if self._close_fp:
                 self._fp.close()
+
+    def _write_block(self) -> None:
+        data, self._pending = bytes(self._pending), bytearray()
+        self._fp.write(compress(data, self._settings["level"], model=self._settings["model"],
+                                seed=self._settings["seed"]))
+        self._fp.flush()  # the block reaches the file now, not when a buffer fills
+        self._streams += 1
+
+    def flush(self) -> None:
+        """Writing: code the buffered input as a stream and flush the file object."""
+        if self._closed:
+            raise ValueError("I/O operation on closed file")
+        if not self._reading:
+            if self._pending:
+                self._write_block()
+            self._fp.flush()
 
     def _check(self, reading: bool) -> None:
         if self._closed:
@@ -485,44 +628,92 @@ class SeqzipFile(io.BufferedIOBase):
         return not self._closed and not self._reading
 
     def seekable(self) -> bool:
-        return False
+        return not self._closed and self._reading and _seekable(self._fp)
 
     def fileno(self) -> int:
         return self._fp.fileno()
 
+    def tell(self) -> int:
+        """The position in the uncompressed data."""
+        if self._closed:
+            raise ValueError("I/O operation on closed file")
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move to ``offset`` in the uncompressed data (reading only; may decode a lot).
+
+        Forward moves decode and discard; backward moves start again from the beginning.
+        ``SEEK_END`` decodes to the end to learn the length.
+        """
+        self._check(True)
+        if not _seekable(self._fp):
+            raise io.UnsupportedOperation("the underlying file is not seekable")
+        if whence == io.SEEK_SET:
+            target = offset
+        elif whence == io.SEEK_CUR:
+            target = self._pos + offset
+        elif whence == io.SEEK_END:
+            while self.read(CHUNK * 16):
+                pass
+            target = self._pos + offset
+        else:
+            raise ValueError(f"invalid whence ({whence!r})")
+        if target < self._pos:
+            self._fp.seek(self._start)
+            self._buffer = self._new_reader()
+            self._pos = 0
+        target = max(target, 0)
+        while self._pos < target and self.read(min(CHUNK * 16, target - self._pos)):
+            pass
+        return self._pos
+
+    def _moved(self, data: bytes) -> bytes:
+        self._pos += len(data)
+        return data
+
     def read(self, size: int | None = -1) -> bytes:
         self._check(True)
-        return self._buffer.read(-1 if size is None else size)
+        return self._moved(self._buffer.read(-1 if size is None else size))
 
     def read1(self, size: int = -1) -> bytes:
         self._check(True)
-        return self._buffer.read1(size)
+        return self._moved(self._buffer.read1(size))
 
     def readinto(self, b: Any) -> int:
         self._check(True)
-        return self._buffer.readinto(b)
+        n = self._buffer.readinto(b)
+        self._pos += n
+        return n
 
     def readline(self, size: int | None = -1) -> bytes:
         self._check(True)
-        return self._buffer.readline(-1 if size is None else size)
+        return self._moved(self._buffer.readline(-1 if size is None else size))
 
     def peek(self, n: int = 0) -> bytes:
         self._check(True)
         return self._buffer.peek(n)
 
     def write(self, data: Any) -> int:
+        """Buffer ``data``; every full block is coded and written at once."""
         self._check(False)
         data = memoryview(data).cast("B")
-        self._compressor.compress(data)
+        self._pending += data
+        self._pos += len(data)
+        while len(self._pending) >= self._block_size:
+            rest = self._pending[self._block_size:]
+            del self._pending[self._block_size:]
+            self._write_block()
+            self._pending = rest
         return len(data)
 
 
-def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb", *,
-         model: str = DEFAULT_MODEL, level: int = DEFAULT_LEVEL, seed: int = 0,
+def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
+         level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL, seed: int = 0,
          encoding: str | None = None, errors: str | None = None,
-         newline: str | None = None) -> SeqzipFile | io.TextIOWrapper:
+         newline: str | None = None, block_size: int = DEFAULT_FRAME
+         ) -> SeqzipFile | io.TextIOWrapper:
     """Open a seqzip file in binary (``"rb"``, ``"wb"``, ``"xb"``, ``"ab"``) or text mode (the
-    same with ``"t"``), like ``bz2.open``.
+    same with ``"t"``), like ``bz2.open``.  See :class:`SeqzipFile` for ``block_size``.
 
         >>> import tempfile, os
         >>> path = os.path.join(tempfile.mkdtemp(), "notes.sqz")
@@ -538,37 +729,119 @@ def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb", *,
     else:
         if encoding is not None or errors is not None or newline is not None:
             raise ValueError("encoding, errors and newline are for text mode only")
-    binary = SeqzipFile(filename, mode.replace("t", ""), model=model, level=check_level(level),
-                        seed=seed)
+    binary = SeqzipFile(filename, mode.replace("t", ""), check_level(level), model=model,
+                        seed=seed, block_size=block_size)
     if "t" in mode:
         return io.TextIOWrapper(binary, encoding=io.text_encoding(encoding), errors=errors,
                                 newline=newline)
     return binary
 
 
-def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None) -> int:
+def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None, *,
+                    processes: int = 1) -> int:
     """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
 
-    ``progress(n)`` is called with the number of compressed bytes read.
+    ``progress(n)`` is called with the number of bytes decoded.  With ``processes`` > 1 and a
+    seekable ``src`` holding several streams (as ``compress_file(..., processes=N)`` writes
+    them), the streams are decoded by that many worker processes.
 
     Raises:
         TruncatedError: ``src`` is empty or ends inside a stream.
         NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
     """
-    reader = _DecompressReader(_CountingReader(src, progress) if progress else src)
+    _check_processes(processes)
+    if processes > 1 and _seekable(src):
+        start = src.tell()
+        spans = stream_spans(src)
+        src.seek(start)
+        if len(spans) > 1 and all(s.length <= MAX_PIECE for s in spans):
+            return _decompress_pieces(src, dst, spans, processes, progress)
+    reader = _DecompressReader(src)
     written = 0
     while chunk := reader.read(CHUNK * 16):
         written += dst.write(chunk) or 0
+        if progress:
+            progress(len(chunk))
     if not reader._started:
         raise TruncatedError("empty input: not a seqzip stream")
     return written
 
 
-class _CountingReader:
-    def __init__(self, src: IO[bytes], progress: Progress) -> None:
-        self._src, self._progress = src, progress
+class StreamSpan(collections.namedtuple("StreamSpan", "start end header")):
+    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header."""
 
-    def read(self, n: int = -1) -> bytes:
-        data = self._src.read(n)
-        self._progress(len(data))
-        return data
+    @property
+    def length(self) -> int:
+        return self.header.length
+
+
+def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
+    """The streams of a seekable ``src`` from its position on, found by reading headers and
+    frame heads only (payloads are skipped by seeking, not read or checked).
+
+    Raises:
+        TruncatedError, NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
+
+        >>> spans = stream_spans(io.BytesIO(compress(b"ab" * 50) + compress(b"")))
+        >>> [(s.length, s.start) for s in spans][1][0], spans[0].end == spans[1].start
+        (0, True)
+    """
+    spans = []
+    origin = src.tell()
+    size = src.seek(0, os.SEEK_END)
+    src.seek(origin)
+    while True:
+        start = src.tell()
+        head = src.read(CHUNK)
+        if not head:
+            break
+        while True:
+            try:
+                header, used = parse_header(head)
+                break
+            except NeedMoreData:
+                more = src.read(CHUNK)
+                if not more:
+                    raise TruncatedError("compressed data ended before the end of the stream"
+                                         ) from None
+                head += more
+        position, done, frames = start + used, 0, 0
+        while done < header.length:
+            src.seek(position)
+            frame_head = src.read(FRAME_HEAD.size)
+            if len(frame_head) < FRAME_HEAD.size:
+                raise TruncatedError("compressed data ended before the end of the stream")
+            n_symbols, payload_len, _ = FRAME_HEAD.unpack(frame_head)
+            expected = next_frame_symbols(header, done)
+            if n_symbols != expected or payload_len % 4 \
+                    or payload_len > max_payload_bytes(n_symbols):
+                raise CorruptError(f"frame {frames} has an impossible head (corrupt data)")
+            position += FRAME_HEAD.size + payload_len
+            done += expected
+            frames += 1
+        if position > size:
+            raise TruncatedError("compressed data ended before the end of the stream")
+        src.seek(position)
+        spans.append(StreamSpan(start, position, header))
+    if not spans:
+        raise TruncatedError("empty input: not a seqzip stream")
+    return spans
+
+
+def _decompress_pieces(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], processes: int,
+                       progress: Progress | None) -> int:
+    written = 0
+    queue = collections.deque(spans)
+    pending: collections.deque = collections.deque()
+    with _pool(processes) as pool:  # leaving the block terminates the workers
+        while queue or pending:
+            while queue and len(pending) <= processes:
+                span = queue.popleft()
+                src.seek(span.start)
+                data = _read_exact(src, span.end - span.start)
+                pending.append(pool.apply_async(decompress, (data,)))
+            data = _wait(pending.popleft())
+            written += dst.write(data) or 0
+            if progress:
+                progress(len(data))
+    return written

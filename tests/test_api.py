@@ -162,9 +162,18 @@ def test_bad_settings_raise_value_error(kwargs):
         seqzip.compress(b"abc", **kwargs)
 
 
-def test_options_are_keyword_only():
+def test_level_is_positional_like_bz2_and_the_rest_keyword_only():
+    data = b"positional level " * 20
+    assert seqzip.compress(data, 3, model="order2") == seqzip.compress(data, level=3,
+                                                                        model="order2")
+    assert seqzip.decompress(seqzip.compress(data, 9, model="order2")) == data
+    with pytest.raises(ValueError):
+        seqzip.compress(b"abc", "order2")  # a model where the level goes
     with pytest.raises(TypeError):
-        seqzip.compress(b"abc", "order2")
+        seqzip.compress(b"abc", 6, "order2")
+    c = seqzip.SeqzipCompressor(2, model="order2")
+    c.compress(data)
+    assert seqzip.decompress(c.flush()) == data
 
 
 def test_open_bad_modes(tmp_path):
@@ -173,3 +182,128 @@ def test_open_bad_modes(tmp_path):
             seqzip.open(tmp_path / "x.sqz", mode)
     with pytest.raises(ValueError):
         seqzip.open(tmp_path / "x.sqz", "wb", encoding="utf-8")
+
+
+# --- the file object: frames on disk as they complete, tell and seek, tarfile -------------------
+
+
+def test_writer_puts_each_block_on_disk_as_it_completes(tmp_path):
+    path = tmp_path / "log.sqz"
+    data = random_bytes(2600, 4)
+    with seqzip.open(path, "wb", model="order2", block_size=1000) as f:
+        f.write(data[:999])
+        assert path.read_bytes() == b""  # the first block is not full yet
+        f.write(data[999:2600])
+        on_disk = path.read_bytes()
+        assert seqzip.decompress(on_disk) == data[:2000]  # two whole blocks, decodable now
+        assert f.tell() == 2600
+        f.flush()  # codes the buffered 600 bytes: the file decodes up to here
+        assert seqzip.decompress(path.read_bytes()) == data
+        f.write(b"tail")
+    assert seqzip.decompress(path.read_bytes()) == data + b"tail"
+    with seqzip.open(path) as f:
+        assert f.read() == data + b"tail"
+
+
+def test_writer_of_nothing_writes_one_empty_stream(tmp_path):
+    with seqzip.open(tmp_path / "e.sqz", "wb", model="order2"):
+        pass
+    assert seqzip.decompress((tmp_path / "e.sqz").read_bytes()) == b""
+    with seqzip.open(tmp_path / "e.sqz", "wb", model="order2") as f:
+        f.flush()
+        f.flush()
+    assert seqzip.decompress((tmp_path / "e.sqz").read_bytes()) == b""
+
+
+def test_reader_tell_and_seek(tmp_path):
+    data = corpora.generate("text", 20_000, seed=2).data
+    path = tmp_path / "s.sqz"
+    with seqzip.open(path, "wb", model="order2", block_size=7000) as f:
+        f.write(data)
+    with seqzip.open(path) as f:
+        assert f.seekable() and f.tell() == 0
+        assert f.read(10) == data[:10] and f.tell() == 10
+        assert f.seek(15_000) == 15_000 and f.read(5) == data[15_000:15_005]  # forward
+        assert f.seek(100) == 100 and f.read(5) == data[100:105]  # backward: re-read
+        assert f.seek(-10, 1) == 95 and f.readline() == data[95:data.index(b"\n", 95) + 1]
+        assert f.seek(-3, 2) == len(data) - 3 and f.read() == data[-3:]
+        assert f.seek(len(data) + 50) == len(data) and f.read() == b""
+    raw = io.BytesIO(b"junk" + path.read_bytes())
+    raw.read(4)  # a stream that starts inside a file: seek(0) goes back to its start
+    with seqzip.open(raw) as f:
+        f.read(50)
+        assert f.seek(0) == 0 and f.read(50) == data[:50]
+
+
+def test_tarfile_random_access_over_a_sqz(tmp_path):
+    import tarfile
+
+    members = {"a.txt": b"first member\n" * 300, "dir/b.bin": random_bytes(5000, 8),
+               "c.txt": corpora.generate("text", 3000).data}
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, content in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    path = tmp_path / "t.tar.sqz"
+    path.write_bytes(seqzip.compress(raw.getvalue(), model="order2"))
+    with seqzip.open(path) as f, tarfile.open(fileobj=f, mode="r:") as tar:
+        assert tar.getnames() == list(members)
+        assert tar.extractfile("c.txt").read() == members["c.txt"]  # seeks back
+        assert tar.extractfile("a.txt").read() == members["a.txt"]
+
+
+# --- independent streams on several processes -------------------------------------------------
+
+
+def test_processes_code_independent_pieces_any_seqzip_decodes():
+    data = corpora.generate("text", 200_000, seed=5).data
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, model="order2", processes=2)
+    packed = out.getvalue()
+    piece = seqzip.api.piece_size(len(data), 2)
+    assert piece == 100_000
+    # the same bytes as coding each piece on its own: the output does not depend on timing
+    assert packed == b"".join(seqzip.compress(data[i:i + piece], model="order2")
+                              for i in range(0, len(data), piece))
+    assert seqzip.decompress(packed) == data
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    assert [s.length for s in spans] == [100_000, 100_000]
+    restored = io.BytesIO()
+    seen = []
+    seqzip.decompress_file(io.BytesIO(packed), restored, seen.append, processes=2)
+    assert restored.getvalue() == data and sum(seen) == len(data)
+
+
+def test_processes_on_small_input_give_one_stream():
+    data = b"small " * 1000
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, model="order2", processes=4)
+    assert out.getvalue() == seqzip.compress(data, model="order2")
+    with pytest.raises(ValueError):
+        seqzip.compress_file(io.BytesIO(data), io.BytesIO(), model="order2", processes=0)
+
+
+def test_stream_spans_refuse_bad_input():
+    packed = seqzip.compress(b"spans " * 100, model="order2")
+    with pytest.raises(seqzip.TruncatedError):
+        seqzip.api.stream_spans(io.BytesIO(packed[:-5]))
+    with pytest.raises(seqzip.NotSeqzipError):
+        seqzip.api.stream_spans(io.BytesIO(b"nope" + packed))
+    with pytest.raises(seqzip.TruncatedError):
+        seqzip.api.stream_spans(io.BytesIO(b""))
+
+
+def test_import_is_lazy_and_names_still_resolve():
+    import subprocess
+    import sys
+
+    script = ("import sys, seqzip; loaded = 'numpy' in sys.modules; "
+              "assert callable(seqzip.compress) and seqzip.DEFAULT_LEVEL == 6; print(loaded)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+    assert {"compress", "open", "SeqzipFile", "CorruptError"} <= set(dir(seqzip))
+    with pytest.raises(AttributeError):
+        seqzip.no_such_name
