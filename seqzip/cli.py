@@ -1,7 +1,14 @@
-"""The ``seqzip`` command line (click): flags, streams, progress and exit codes only.
+"""The ``seqzip`` command line (click): flags, streams, progress, signals and exit codes only.
 
-Format and model logic live in :mod:`seqzip.api`; the bench in :mod:`seqzip.bench`.
-Exit status: 0 on success, 1 on any error (one line on stderr, no traceback).
+Format and model logic live in :mod:`seqzip.api`; the bench in :mod:`seqzip.bench`.  The line
+works as gzip and zstd users expect (``seqzip f``, ``seqzip -d f.sqz``, ``-t``, ``-l``, ``-c``,
+``-k``, ``-r``, ``-S``, ``-T``, ``unseqzip``, ``seqzipcat``) beside the subcommands
+(``compress``, ``decompress``, ``info``, ``bench``, ``train``, ``corpora``).  Exit status: 0 on
+success, 1 on any error (one line on stderr, no traceback); a run ended by SIGINT, SIGTERM or
+SIGHUP ends by that signal and leaves no temporary or partial file.
+
+Nothing heavy is imported here: numpy, the models and the coder load when a command needs them,
+so that ``seqzip --version`` and ``--help`` answer at once.
 """
 from __future__ import annotations
 
@@ -9,19 +16,72 @@ import contextlib
 import errno
 import json
 import os
-import pathlib
+import re
+import signal
 import sys
-import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from typing import IO, Callable, Iterator
 
 import click
 
-from . import api
-from .errors import SeqzipError
-from .models import DEFAULT_LEVEL, DEFAULT_MODEL, MODELS
+from . import __version__
+from .errors import SeqzipError  # plain exceptions: imports nothing
 
 SUFFIX = ".sqz"
-PROGRESS_MIN_BYTES = 4 << 20  # show a progress bar for inputs larger than this
+# Mirrors seqzip.models.DEFAULT_MODEL and DEFAULT_LEVEL, which import numpy; tests tie them.
+DEFAULT_MODEL = "cm"
+DEFAULT_LEVEL = 6
+# What --help says of each model, and its rough speed in KB/s (1 KB = 1000 bytes) at levels
+# 1, 6 and 9 on English text, one core (measured on alice29.txt): the progress line's estimate
+# until the first frame is done.  A test checks that every registered model is here.
+MODEL_GUIDE: dict[str, tuple[str, tuple[float, float, float]]] = {
+    "cm": ("context mixing, gated by an online network: best ratio", (190, 25, 7)),
+    "glnn": ("Ollivier's gated leaky network + context experts", (180, 50, 10)),
+    "mlstm": ("Krause's multiplicative LSTM + context experts", (75, 9, 3)),
+    "lstm": ("LSTM trained online + context experts", (70, 9, 3)),
+    "mrnn": ("multiplicative RNN + context experts", (65, 8, 2.5)),
+    "ctw": ("context-tree weighting over bytes", (700, 350, 200)),
+    "order2": ("order-2 context model, PPM-like blending", (1200, 1400, 1400)),
+}
+PROGRESS_AFTER = 2.0  # seconds: show progress for jobs expected (or found) to take longer
+PROGRESS_EVERY = 0.5  # seconds between redraws
+
+EXAMPLES = """\b
+Examples:
+  seqzip book.txt                 compress to book.txt.sqz (book.txt is kept; --rm removes it)
+  seqzip -d book.txt.sqz          decompress to book.txt (also: unseqzip book.txt.sqz)
+  seqzip -9 --model ctw *.txt     level 9 of another model
+  seqzip -T 2 big.txt             two processes, independent halves (costs some ratio)
+  seqzip -r -S .sz notes/         every file under notes/, suffix .sz
+  seqzip -t book.txt.sqz          test integrity; -l lists ratio, level and model
+  tar c dir | seqzip > dir.tar.sqz   and   seqzipcat dir.tar.sqz | tar x
+  seqzip bench                    models beside bzip2, xz, PPMd, zstd on built-in data
+"""
+
+
+def _models_help() -> str:
+    lines = ["\b", "Models (--model; rough KB/s at -1 / -6 / -9 on one core):"]
+    for name, (what, (fast, mid, strong)) in MODEL_GUIDE.items():
+        default = " [default]" if name == DEFAULT_MODEL else ""
+        lines.append(f"  {name:<7}{default:<10}{fast:>5g} /{mid:>5g} /{strong:>5g}  {what}")
+    return "\n".join(lines)
+
+
+def typical_speed(model: str, level: int) -> float:
+    """Rough coding speed of ``model`` at ``level`` in bytes per second (for estimates only):
+    measured at levels 1, 6 and 9, geometric in between.
+
+        >>> round(typical_speed("order2", 6))
+        1400000
+    """
+    fast, mid, strong = MODEL_GUIDE.get(model, ("", (100, 20, 5)))[1]
+    if level <= 6:
+        kb = fast * (mid / fast) ** ((level - 1) / 5)
+    else:
+        kb = mid * (strong / mid) ** ((level - 6) / 3)
+    return kb * 1000
 
 
 class UserError(click.ClickException):
@@ -33,6 +93,47 @@ class UserError(click.ClickException):
         click.echo(f"seqzip: {self.message}", err=True)
 
 
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP arrived while something had to be cleaned up."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                       if hasattr(signal, name))
+
+
+def _raise_interrupted(signum, frame) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def ending_signals(cleanup: bool) -> Iterator[None]:
+    """How SIGINT, SIGTERM and SIGHUP end a run while this block runs.
+
+    With ``cleanup`` they raise :class:`Interrupted` so that ``finally`` blocks remove
+    temporary files (the handler runs between Python steps, so a long frame of coding may delay
+    it: the fallback where there is no :class:`Janitor`).  Without, they end the process at
+    once (the kernel's default action): right when nothing needs cleaning up or a janitor
+    does it; worker processes end with their parent.  Signals someone set to be ignored
+    (``nohup``) stay ignored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in ENDING_SIGNALS}
+    for sig, old in saved.items():
+        if old is not signal.SIG_IGN:
+            signal.signal(sig, _raise_interrupted if cleanup else signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, click.ClickException):
         return exc.message
@@ -42,12 +143,28 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+MULTI_DIGIT_LEVEL = re.compile(r"^-[0-9]{2,}$")
+COMMAND_NAMES = ("compress", "decompress", "info", "bench", "train", "corpora")
+
+
+def _check_levels(args: list[str]) -> None:
+    """Refuse ``-19`` (click would read it as ``-1 -9``): levels go from -1 to -9."""
+    for arg in args:
+        if arg == "--":
+            return
+        if MULTI_DIGIT_LEVEL.match(arg):
+            raise UserError(f"no level {arg}: levels go from -1 (fastest) to -9 "
+                                   "(strongest)")
+
+
 class SeqzipGroup(click.Group):
-    """Maps every failure, usage errors included, to exit status 1 with a one-line message."""
+    """The commands, the gzip-style main command, and one exit path for every failure."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):
+        args = list(sys.argv[1:] if args is None else args)
         try:
+            _check_levels(args)
             rv = super().main(args=args, prog_name=prog_name or "seqzip",
                               complete_var=complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:
@@ -61,23 +178,84 @@ class SeqzipGroup(click.Group):
             with contextlib.suppress(OSError):
                 sys.stdout = open(os.devnull, "w")
             sys.exit(1)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            # Clean-up has run: end by the signal itself, so the caller sees why we stopped.
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            sys.exit(128 + signum)
         sys.exit(rv if isinstance(rv, int) else 0)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # gzip habits: anything that does not start with a command (or --help / --version)
+        # is the main command's line: `seqzip f`, `seqzip -d f.sqz`, `cat f | seqzip`.
+        to_main = bool(args) and args[0] not in self.commands and \
+            args[0] not in ("--help", "-h", "--version")
+        if not args and not sys.stdin.isatty():
+            to_main = True
+        if to_main:
+            args = [MAIN_NAME, *args]
+        return super().parse_args(ctx, args)
 
-@click.group(cls=SeqzipGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="seqzip", prog_name="seqzip")
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] [FILES]...")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="   or: ")
+        self.format_help_text(ctx, formatter)
+        main_ctx = click.Context(main_command, info_name=ctx.info_name, parent=None)
+        records = [param.get_help_record(main_ctx) for param in main_command.get_params(main_ctx)
+                   if param.name != "help"]
+        with formatter.section("Options"):
+            formatter.write_dl([record for record in records if record])
+        with formatter.section("Other options"):
+            formatter.write_dl([("--version", "Show the version and exit."),
+                                ("-h, --help", "Show this message and exit.")])
+        self.format_commands(ctx, formatter)
+        formatter.write_paragraph()
+        formatter.write_text(_models_help())
+        formatter.write_paragraph()
+        formatter.write_text(EXAMPLES)
+
+
+MAIN_NAME = "_main"
+
+
+@click.group(cls=SeqzipGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=False, no_args_is_help=True)
+@click.version_option(__version__, prog_name="seqzip", message="%(prog)s %(version)s")
 def cli() -> None:
-    """Lossless compression with learned sequence models and a range coder."""
+    """Lossless compression whose model is a sequence model trained while it codes.
+
+    With no command, seqzip works as gzip does: it compresses FILES to FILE.sqz (keeping them),
+    or with -d decompresses them; with no FILES (or '-') it reads standard input and writes
+    standard output.  Settings travel in the file: decompression needs no flags.  Bits per
+    character (bpc) = 8 x compressed / original size: lower is better.
+    """
+
+
+# --- options ----------------------------------------------------------------------------------
+
+
+class _LevelsOption(click.Option):
+    """-1 with a help line standing for all of -1 ... -9 (the others are hidden)."""
+
+    def get_help_record(self, ctx):
+        return ("-1 ... -9", f"Level: -1 fastest ... -9 strongest (default -{DEFAULT_LEVEL}); "
+                             "levels above 9 do not exist.")
 
 
 def level_options(func: Callable) -> Callable:
     """Add -1 .. -9 and --level, all setting `level`."""
     for n in range(9, 0, -1):
-        func = click.option(f"-{n}", "level", flag_value=n, type=int,
-                            help="Level: -1 fast ... -9 strong." if n == 1 else None,
-                            hidden=n not in (1, 9))(func)
+        func = click.option(f"-{n}", "level", flag_value=n, type=int, hidden=n != 1,
+                            cls=_LevelsOption if n == 1 else click.Option)(func)
     return click.option("--level", "level", type=click.IntRange(1, 9), default=DEFAULT_LEVEL,
                         show_default=True, help="Compression level (same as -N).")(func)
+
+
+def _check_suffix(ctx, param, value: str) -> str:
+    if not value or "/" in value or os.sep in value:
+        raise click.BadParameter(f"{value!r} is not a file name suffix")
+    return value
 
 
 def io_options(func: Callable) -> Callable:
@@ -91,49 +269,322 @@ def io_options(func: Callable) -> Callable:
                      help="Remove input files after success."),
         click.option("-f", "--force", is_flag=True,
                      help="Overwrite outputs; allow compressed data on a terminal."),
-        click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary."),
-        click.option("-v", "--verbose", is_flag=True, help="Print a summary per file."),
+        click.option("-r", "--recursive", is_flag=True,
+                     help="Operate on the files under directories (links not followed)."),
+        click.option("-S", "--suffix", default=SUFFIX, show_default=True,
+                     callback=_check_suffix, help="Suffix of compressed files."),
+        click.option("-T", "--threads", type=click.IntRange(0, 256), default=1,
+                     show_default=True,
+                     help="Worker processes (0: one per core).  Compression cuts the input "
+                          "into that many independent streams, which costs some ratio; "
+                          "decompression decodes such streams side by side."),
+        click.option("-q", "--quiet", is_flag=True, help="No progress line or summary."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Print ratio, bits per character and speed per file."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
+def model_options(func: Callable) -> Callable:
+    func = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0,
+                        show_default=True,
+                        help="Seed of the model's PRNG (stored in the file).")(func)
+    return click.option("--model", "model", type=click.Choice(list(MODEL_GUIDE)),
+                        default=DEFAULT_MODEL, show_default=True,
+                        help="Model family (see Models below).")(func)
+
+
+@dataclass
+class Settings:
+    """What the compress / decompress runs share."""
+
+    output: str | None = None
+    to_stdout: bool = False
+    remove: bool = False
+    force: bool = False
+    recursive: bool = False
+    suffix: str = SUFFIX
+    threads: int = 1
+    quiet: bool = False
+    verbose: bool = False
+    level: int = DEFAULT_LEVEL
+    model: str = DEFAULT_MODEL
+    seed: int = 0
+
+    @property
+    def processes(self) -> int:
+        return self.threads if self.threads > 0 else (os.cpu_count() or 1)
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+class Janitor:
+    """Removes a temporary file if this process dies before it is done with it.
+
+    A small child process holds the file's name; if the pipe to it closes while the name is
+    still registered (this process ended, by any signal, even SIGKILL), it unlinks the file.
+    So SIGINT, SIGTERM and SIGHUP can keep their default action and end the run at once, even
+    in the middle of a long frame of coding, and still leave nothing behind.  Where there is no
+    ``fork``, ``active`` is false and the caller must clean up through signal handlers.
+    """
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._pid = 0
+        if not hasattr(os, "fork"):
+            return
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _close_other_fds(read_end)
+                _sweep(read_end)
+            finally:
+                os._exit(0)
+        os.close(read_end)
+        self._fd, self._pid = write_end, pid
+
+    @property
+    def active(self) -> bool:
+        return self._fd is not None
+
+    def _send(self, tag: bytes, path: str) -> None:
+        if self._fd is not None:
+            os.write(self._fd, tag + os.fsencode(path) + b"\0")
+
+    def watch(self, path: str) -> None:
+        self._send(b"+", path)
+
+    def release(self, path: str) -> None:
+        self._send(b"-", path)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            with contextlib.suppress(OSError):
+                os.waitpid(self._pid, 0)
+
+
+def _close_other_fds(keep: int) -> None:
+    """In a helper child: hold no one else's pipe ends (stdio stays, for the progress line)."""
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+
+
+def _parent_alive(parent: int, fd: int, timeout: float) -> tuple[bool, bytes | None]:
+    """Wait up to ``timeout`` for data on ``fd``: (parent still alive, data or None; b"" is
+    the end of the pipe)."""
+    import select
+
+    ready, _, _ = select.select([fd], [], [], timeout)
+    data = os.read(fd, 65536) if ready else None
+    return os.getppid() == parent, data
+
+
+def _sweep(fd: int) -> None:
+    for sig in ENDING_SIGNALS:  # outlive a signal sent to the whole process group
+        signal.signal(sig, signal.SIG_IGN)
+    parent = os.getppid()
+    watched: set[bytes] = set()
+    pending = b""
+    while True:
+        alive, chunk = _parent_alive(parent, fd, 1.0 if os.getppid() == parent else 0.0)
+        if chunk == b"" or (chunk is None and not alive):
+            break  # the end of the pipe, or a dead parent's last words are read
+        if chunk is None:
+            continue
+        pending += chunk
+        *messages, pending = pending.split(b"\0")
+        for message in messages:
+            (watched.add if message[:1] == b"+" else watched.discard)(message[1:])
+    for path in watched:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _temporary_path(directory: str, name: str, janitor: Janitor) -> tuple[int, str]:
+    """Create a new file beside ``name`` with mode 0666 & ~umask, watched by ``janitor``."""
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.tmp")
+        janitor.watch(tmp)  # before the file exists: no instant in which it is unwatched
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                           0o666), tmp
+        except FileExistsError:
+            janitor.release(tmp)
+    raise UserError(f"{name}: cannot find a free temporary name in {directory}")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str, force: bool, like: str | None) -> Iterator[IO[bytes]]:
     """Write to a temporary file beside ``path`` and rename it into place on success.
 
-    A failure (full disk, bad input, Ctrl-C) leaves no partial output behind.
+    A failure (full disk, bad input) or a signal (SIGINT, SIGTERM, SIGHUP, even SIGKILL:
+    see :class:`Janitor`) leaves no partial or temporary file, and the input is never touched.
+    The output's mode follows the umask (0644 under 022) or, with ``like``, copies that file's
+    mode and times, as gzip does.  Worker processes (``-T``) end with their parent.
     """
     if os.path.lexists(path) and not force:
         raise UserError(f"{path} already exists (use -f to overwrite)")
     if os.path.isdir(path):
         raise UserError(f"{path} is a directory")
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
+    janitor = Janitor()
     try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        if like is not None:
-            stat = os.stat(like)
-            os.chmod(tmp, stat.st_mode & 0o7777)
-            os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        os.replace(tmp, path)
-    except BaseException:
+        fd, tmp = _temporary_path(directory, os.path.basename(path), janitor)
+        try:
+            with ending_signals(cleanup=not janitor.active), \
+                    os.fdopen(fd, "wb") as out:
+                yield out
+                out.flush()
+                os.fsync(out.fileno())
+                if like is not None:
+                    stat = os.stat(like)
+                    os.chmod(out.fileno(), stat.st_mode & 0o7777)
+                    os.utime(out.fileno(), ns=(stat.st_atime_ns, stat.st_mtime_ns))
+                os.replace(tmp, path)
+            janitor.release(tmp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            janitor.release(tmp)
+            raise
+    finally:
+        janitor.close()
+
+
+# --- progress ---------------------------------------------------------------------------------
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
+
+
+def progress_line(label: str, done: float, total: float | None, rate: float,
+                  unit: str = "bytes") -> str:
+    """One progress line: position, percentage, rate and time left.
+
+        >>> progress_line("a.txt", 50_000, 200_000, 25_000)
+        'a.txt   25%  48.8 KiB / 195.3 KiB  25.0 KB/s  ETA 0:06'
+        >>> progress_line("train", 15, 60, 1, unit="seconds")
+        'train   25%  0:15 / 1:00  ETA 0:45'
+    """
+    if unit == "seconds":
+        where = f"{_clock(done)} / {_clock(total)}" if total else _clock(done)
+        speed = ""
+    else:
+        where = f"{_size(done)} / {_size(total)}" if total else _size(done)
+        speed = f"  {rate / 1000:.1f} KB/s" if rate > 0 else ""
+    if total:
+        percent = f"{min(100, int(100 * done / total)):>3d}%  "
+        left = f"  ETA {_clock((total - done) / rate)}" if rate > 0 else ""
+    else:
+        percent, left = "", ""
+    return f"{label}  {percent}{where}{speed}{left}"
+
+
+class Progress:
+    """A progress line on a terminal, redrawn every half second by a small child process.
+
+    Coding runs in compiled loops that hold the interpreter for a whole frame (up to a minute
+    with the slow models), so no thread of this process could redraw in the meantime.  The
+    child gets the count after each frame through a pipe and, between counts, advances the line
+    at the measured rate (before the first count, at the model's typical ``rate``).  The line
+    appears when the job is expected to take more than two seconds, or once it has; it is
+    erased at the end, and the child exits when the pipe closes, whatever ends this process.
+    """
+
+    def __init__(self, label: str, total: float | None, rate: float, quiet: bool,
+                 unit: str = "bytes") -> None:
+        self.done = 0
+        self._fd: int | None = None
+        self._pid = 0
+        if quiet or not sys.stderr.isatty() or not hasattr(os, "fork"):
+            return
+        expected = total / rate if total and rate > 0 else None
+        read_end, write_end = os.pipe()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: draw, never return
+            try:
+                _close_other_fds(read_end)
+                _draw_progress(read_end, label, total, rate, expected, unit)
+            finally:
+                os._exit(0)
+        os.close(read_end)
+        self._fd, self._pid = write_end, pid
+
+    def update(self, n: float) -> None:
+        self.done += n
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._fd, f"{self.done}\n".encode())
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            with contextlib.suppress(OSError):
+                os.waitpid(self._pid, 0)
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _draw_progress(fd: int, label: str, total: float | None, prior_rate: float,
+                   expected: float | None, unit: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's end closes the pipe
+    parent = os.getppid()
+    start = time.monotonic()
+    done, done_at, shown, pending = 0.0, start, False, b""
+    while True:
+        alive, chunk = _parent_alive(parent, fd, PROGRESS_EVERY)
+        if chunk == b"" or not alive:
+            break
+        if chunk:
+            pending += chunk
+            *counts, pending = pending.split(b"\n")
+            if counts:
+                done, done_at = float(counts[-1]), time.monotonic()
+        now = time.monotonic()
+        if unit == "seconds":
+            position, rate = now - start, 1.0
+        else:
+            rate = done / (done_at - start) if done and done_at > start else prior_rate
+            position = done + rate * (now - done_at)
+            if total:
+                position = min(position, max(done, total * 0.999))
+        if not shown and (now - start < PROGRESS_AFTER and (expected or 0) <= PROGRESS_AFTER):
+            continue
+        line = progress_line(label, position, total, rate, unit)
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            width = os.get_terminal_size(2).columns
+            if width > 20:  # 0: the terminal does not say
+                line = line[:width - 1]
+        os.write(2, b"\r\x1b[K" + line.encode("utf-8", "replace"))
+        shown = True
+    if shown:
+        os.write(2, b"\r\x1b[K")
 
 
-def _progress(total: int | None, label: str, quiet: bool):
-    """A click progress bar on stderr for large inputs on a terminal, else a no-op."""
-    if quiet or total is None or total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
-        return contextlib.nullcontext(None)
-    return click.progressbar(length=total, label=label, file=sys.stderr, show_eta=True,
-                             show_percent=True)
+# --- files ------------------------------------------------------------------------------------
 
 
 def _input_size(path: str) -> int | None:
@@ -149,117 +600,39 @@ def _open_input(path: str) -> Iterator[IO[bytes]]:
         yield sys.stdin.buffer
         return
     if os.path.isdir(path):
-        raise UserError(f"{path} is a directory")
+        raise UserError(f"{path} is a directory (use -r for the files under it)")
     with open(path, "rb") as f:
         yield f
 
 
-def _run_files(files: tuple[str, ...], output: str | None, to_stdout: bool, remove: bool,
-               force: bool, quiet: bool, verbose: bool, binary_out: bool,
-               name_output: Callable[[str], str],
-               work: Callable[[IO[bytes], IO[bytes], Callable | None], None],
-               discard: bool = False) -> int:
-    """Apply ``work(src, dst, progress)`` to each input; report errors; return the exit code.
-
-    With ``discard`` the output is thrown away (integrity test).
-    """
-    if not files:
-        files = ("-",)
-    if output is not None and len(files) > 1:
-        raise click.UsageError("-o/--output takes one input file")
-    if remove and (to_stdout or output == "-"):
-        raise click.UsageError("--rm cannot be used when writing to standard output")
-    failed = False
-    for path in files:
-        try:
-            out_path = None if discard else output if output is not None else (
-                "-" if to_stdout or path == "-" else name_output(path))
-            if out_path == "-" and binary_out and sys.stdout.isatty() and not force:
-                raise UserError("refusing to write compressed data to a terminal "
-                                "(use -o, redirect, or -f)")
-            if path != "-" and not os.path.exists(path):
-                raise UserError(f"{path}: no such file")
-            if out_path not in (None, "-") and path != "-" and os.path.exists(out_path) \
-                    and os.path.samefile(path, out_path):
-                raise UserError(f"{path}: input and output are the same file")
-            total = _input_size(path)
-            with _open_input(path) as src, _progress(total, os.path.basename(path),
-                                                     quiet) as bar:
-                step = bar.update if bar is not None else None
-                if out_path is None:
-                    work(src, _NullSink(), step)
-                elif out_path == "-":
-                    work(src, sys.stdout.buffer, step)
-                    sys.stdout.buffer.flush()
-                else:
-                    with atomic_output(out_path, force, like=None if path == "-" else path) \
-                            as dst:
-                        work(src, dst, step)
-            if verbose and out_path not in (None, "-") and path != "-":
-                before, after = os.path.getsize(path), os.path.getsize(out_path)
-                click.echo(f"{path} -> {out_path}: {before:,} -> {after:,} bytes", err=True)
-            if remove and path != "-" and out_path is not None:
-                os.unlink(path)
-        except BrokenPipeError:
-            raise
-        except (UserError, SeqzipError, ValueError, OSError) as exc:
-            message = _describe(exc)
-            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-                message = "no space left on device; nothing was written"
-            prefix = "" if message.startswith(path) else f"{path}: "
-            click.echo(f"seqzip: {prefix}{message}", err=True)
-            failed = True
-    return 1 if failed else 0
+def expand_files(files: tuple[str, ...], recursive: bool,
+                 wanted: Callable[[str], bool]) -> list[str]:
+    """The inputs: with ``recursive``, each directory becomes the files under it (sorted, links
+    not followed) that ``wanted`` accepts; without, directories stay and fail later."""
+    out: list[str] = []
+    for path in files or ("-",):
+        if path != "-" and recursive and os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs.sort()
+                for name in sorted(names):
+                    full = os.path.join(root, name)
+                    if os.path.isfile(full) and not os.path.islink(full) and wanted(full):
+                        out.append(full)
+        else:
+            out.append(path)
+    return out
 
 
-@cli.command()
-@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
-@io_options
-@level_options
-@click.option("--model", "model", type=click.Choice(sorted(MODELS)), default=DEFAULT_MODEL,
-              show_default=True, help="Model family.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
-              help="Seed of the model's PRNG (stored in the file).")
-def compress(files, output, to_stdout, keep, remove, force, quiet, verbose, level, model,
-             seed) -> int:
-    """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
+class _CountingReader:
+    """Counts what is read from a stream (for the summary of a run on standard input)."""
 
-    def name_output(path: str) -> str:
-        if path.endswith(SUFFIX) and not force:
-            raise UserError(f"{path} already has the {SUFFIX} suffix (use -f to compress it "
-                            "again)")
-        return path + SUFFIX
+    def __init__(self, src: IO[bytes]) -> None:
+        self._src, self.count = src, 0
 
-    def work(src, dst, progress):
-        api.compress_file(src, dst, model=model, level=level, seed=seed, progress=progress)
-
-    return _run_files(files, output, to_stdout, remove, force, quiet, verbose, True,
-                      name_output, work)
-
-
-@cli.command()
-@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
-@io_options
-@click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
-def decompress(files, output, to_stdout, keep, remove, force, quiet, verbose, test) -> int:
-    """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself."""
-
-    def name_output(path: str) -> str:
-        if not path.endswith(SUFFIX) or path == SUFFIX:
-            raise UserError(f"{path} does not end in {SUFFIX} (use -o or -c)")
-        return path[:-len(SUFFIX)]
-
-    def work(src, dst, progress):
-        api.decompress_file(src, dst, progress=progress)
-
-    if test:
-        code = _run_files(files, None, False, False, force, quiet, False, False, name_output,
-                          work, discard=True)
-        if verbose and code == 0:
-            click.echo(f"{len(files) or 1} file(s) OK", err=True)
-        return code
-    return _run_files(files, output, to_stdout, remove, force, quiet, verbose, False,
-                      name_output, work)
+    def read(self, n: int = -1) -> bytes:
+        data = self._src.read(n)
+        self.count += len(data)
+        return data
 
 
 class _NullSink:
@@ -267,11 +640,280 @@ class _NullSink:
         return len(data)
 
 
+Work = Callable[[IO[bytes], IO[bytes], Progress], "tuple[int, int]"]
+
+
+def _run_files(files: list[str], settings: Settings, binary_out: bool,
+               name_output: Callable[[str], str], work: Work, verb: str,
+               rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
+               discard: bool = False) -> int:
+    """Apply ``work(src, dst, progress) -> (original, compressed)`` to each input; report
+    errors; return the exit code.  With ``discard`` the output is thrown away (test)."""
+    s = settings
+    if s.output is not None and len(files) > 1:
+        raise click.UsageError("-o/--output takes one input file")
+    if s.remove and (s.to_stdout or s.output == "-"):
+        raise click.UsageError("--rm cannot be used when writing to standard output")
+    failed = False
+    for path in files:
+        try:
+            out_path = None if discard else s.output if s.output is not None else (
+                "-" if s.to_stdout or path == "-" else name_output(path))
+            if out_path == "-" and binary_out and sys.stdout.isatty() and not s.force:
+                raise UserError("refusing to write compressed data to a terminal "
+                                "(use -o, redirect, or -f)")
+            if path != "-" and not os.path.exists(path):
+                raise UserError(f"{path}: no such file")
+            if out_path not in (None, "-") and path != "-" and os.path.exists(out_path) \
+                    and os.path.samefile(path, out_path):
+                raise UserError(f"{path}: input and output are the same file")
+            start = time.perf_counter()
+            label = os.path.basename(path) if path != "-" else "stdin"
+            with _open_input(path) as src:
+                total, rate = rate_of(path, src)
+                with Progress(label, total, rate, s.quiet) as bar:
+                    if out_path is None:
+                        with ending_signals(cleanup=False):  # nothing to clean up
+                            sizes = work(src, _NullSink(), bar)
+                    elif out_path == "-":
+                        with ending_signals(cleanup=False):
+                            sizes = work(src, sys.stdout.buffer, bar)
+                        sys.stdout.buffer.flush()
+                    else:
+                        with atomic_output(out_path, s.force,
+                                           like=None if path == "-" else path) as dst:
+                            sizes = work(src, dst, bar)
+            seconds = time.perf_counter() - start
+            if s.verbose:
+                click.echo(_summary(path, out_path, verb, *sizes, seconds), err=True)
+            if s.remove and path != "-" and out_path is not None:
+                os.unlink(path)
+        except BrokenPipeError:
+            raise
+        except (UserError, SeqzipError, ValueError, OSError) as exc:
+            _report(path, exc)
+            failed = True
+    return 1 if failed else 0
+
+
+def _report(path: str, exc: BaseException) -> None:
+    message = _describe(exc)
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        message = "no space left on device; nothing was written"
+    prefix = "" if message.startswith(path) else f"{path}: "
+    click.echo(f"seqzip: {prefix}{message}", err=True)
+
+
+def _summary(path: str, out_path: str | None, verb: str, original: int, compressed: int,
+             seconds: float) -> str:
+    """The -v line: sizes, ratio as zstd shows it, bits per character, speed."""
+    name = "stdin" if path == "-" else path
+    target = {None: "", "-": " -> stdout"}.get(out_path, f" -> {out_path}")
+    ratio = original / compressed if compressed else 0.0
+    bpc = 8 * compressed / original if original else 0.0
+    speed = original / 1000 / seconds if seconds > 0 else 0.0
+    sizes = (original, compressed) if verb == "compressed" else (compressed, original)
+    return (f"{name}{target}: {verb} {sizes[0]:,} -> {sizes[1]:,} bytes, ratio {ratio:.3f}, "
+            f"{bpc:.3f} bits per character, {speed:.1f} KB/s ({seconds:.2f} s)")
+
+
+def compress_files(files: tuple[str, ...], s: Settings) -> int:
+    from . import api
+
+    def name_output(path: str) -> str:
+        if path.endswith(s.suffix) and not s.force:
+            raise UserError(f"{path} already has the {s.suffix} suffix (use -f to compress it "
+                            "again)")
+        return path + s.suffix
+
+    def rate_of(path: str, src: IO[bytes]):
+        size, rate = _input_size(path), typical_speed(s.model, s.level)
+        if size and s.processes > 1:  # pieces coded side by side
+            rate *= min(s.processes, -(-size // api.piece_size(size, s.processes)))
+        return size, rate
+
+    def work(src, dst, bar):
+        coded = 0
+
+        def step(n: int) -> None:
+            nonlocal coded
+            coded += n
+            bar.update(n)
+
+        written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
+                                    progress=step, processes=s.processes)
+        return coded, written
+
+    inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
+    return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
+
+
+def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) -> int:
+    from . import api
+
+    def name_output(path: str) -> str:
+        if not path.endswith(s.suffix) or path == s.suffix \
+                or os.path.basename(path) == s.suffix:
+            raise UserError(f"{path} does not end in {s.suffix} (use -o, -c or -S)")
+        return path[:-len(s.suffix)]
+
+    def rate_of(path: str, src: IO[bytes]):
+        return _decoded_size_and_rate(src)
+
+    def work(src, dst, bar):
+        counted = None if _is_regular(src) else _CountingReader(src)
+        written = api.decompress_file(counted or src, dst, progress=bar.update,
+                                      processes=s.processes)
+        compressed = counted.count if counted else os.fstat(src.fileno()).st_size
+        return written, compressed
+
+    inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
+    if test:
+        s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})
+        code = _run_files(inputs, s, False, name_output, work, "tested", rate_of,
+                          discard=True)
+        if code == 0 and s.verbose:
+            click.echo(f"{len(inputs)} file(s) OK", err=True)
+        return code
+    return _run_files(inputs, s, False, name_output, work, "decompressed", rate_of)
+
+
+def _is_regular(src: IO[bytes]) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(src.fileno()).st_mode) and src.seekable()
+    except (OSError, AttributeError, ValueError):
+        return False
+
+
+def _decoded_size_and_rate(src: IO[bytes]) -> tuple[float | None, float]:
+    """Original size and typical speed of a seekable .sqz input, from its headers (cheap: the
+    payloads are skipped); (None, a guess) for a pipe or a file that does not parse."""
+    if not _is_regular(src):
+        return None, typical_speed(DEFAULT_MODEL, DEFAULT_LEVEL)
+    from . import api
+    from .streaminfo import level_of
+
+    start = src.tell()
+    try:
+        spans = api.stream_spans(src)
+        first = spans[0].header
+        model = api.spec_for_header(first).name
+        level = level_of(first) or DEFAULT_LEVEL
+        return sum(span.length for span in spans), typical_speed(model, level)
+    except Exception:  # bad input: decoding reports it properly
+        return None, typical_speed(DEFAULT_MODEL, DEFAULT_LEVEL)
+    finally:
+        src.seek(start)
+
+
+def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bool) -> int:
+    """``-l``: one line per file, as zstd -l shows them, and a total."""
+    from .streaminfo import describe_file
+
+    inputs = expand_files(files, recursive, lambda p: p.endswith(suffix))
+    failed, reports = False, []
+    for path in inputs:
+        try:
+            with _open_input(path) as src:
+                reports.append(describe_file(src, path))
+        except (UserError, SeqzipError, OSError, ValueError) as exc:
+            click.echo(f"seqzip: {path}: {_describe(exc)}", err=True)
+            failed = True
+    if as_json:
+        click.echo(json.dumps(reports, indent=2))
+        return 1 if failed else 0
+    if reports:
+        click.echo(f"{'Streams':>7} {'Frames':>6} {'Compressed':>11} {'Uncompressed':>12} "
+                   f"{'Ratio':>6} {'bpc':>6}  {'Model':<7} {'Level':<6} Filename")
+        for r in reports:
+            click.echo(_list_line(r))
+        if len(reports) > 1:
+            compressed = sum(r["compressed_bytes"] for r in reports)
+            original = sum(r["original_bytes"] for r in reports)
+            click.echo(_list_line({
+                "streams": sum((r["streams"] for r in reports), []), "file": f"{len(reports)} files",
+                "frames": sum(r["frames"] for r in reports), "compressed_bytes": compressed,
+                "original_bytes": original, "ratio": original / compressed if compressed else 0,
+                "bits_per_character": 8 * compressed / original if original else 0.0,
+                "models": sorted({m for r in reports for m in r["models"]}),
+                "levels": sorted({v for r in reports for v in r["levels"]})}))
+    return 1 if failed else 0
+
+
+def _list_line(r: dict) -> str:
+    levels = ",".join(r["levels"]) or "-"
+    models = ",".join(r["models"]) or "-"
+    return (f"{len(r['streams']):>7} {r['frames']:>6} {_size(r['compressed_bytes']):>11} "
+            f"{_size(r['original_bytes']):>12} {r['ratio']:>6.3f} "
+            f"{r['bits_per_character']:>6.3f}  {models:<7} {levels:<6} {r['file']}")
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+@click.command(MAIN_NAME, hidden=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("-z", "--compress", "compress_flag", is_flag=True,
+              help="Compress (the default).")
+@click.option("-d", "--decompress", "--uncompress", "decompress_flag", is_flag=True,
+              help="Decompress FILE.sqz to FILE.")
+@click.option("-t", "--test", "test_flag", is_flag=True,
+              help="Test integrity: decode and check, write nothing.")
+@click.option("-l", "--list", "list_flag", is_flag=True,
+              help="List streams, sizes, ratio, bits per character, model and level.")
+@io_options
+@level_options
+@model_options
+@click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
+def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
+                 keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
+                 seed, as_json) -> int:
+    """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
+    if list_flag:
+        return list_files(files, recursive, suffix, as_json)
+    settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
+                        verbose, level, model, seed)
+    if test_flag:
+        return decompress_files(files, settings, test=True)
+    if decompress_flag:
+        return decompress_files(files, settings)
+    return compress_files(files, settings)
+
+
+cli.add_command(main_command)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@io_options
+@level_options
+@model_options
+def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
+             verbose, level, model, seed) -> int:
+    """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
+    return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
+                                          threads, quiet, verbose, level, model, seed))
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@io_options
+@click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
+def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
+               verbose, test) -> int:
+    """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself."""
+    settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
+                        verbose)
+    return decompress_files(files, settings, test=test)
+
+
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(files, as_json) -> int:
-    """Show the header fields, ratio and bits per character of .sqz files."""
+    """Show the header fields, ratio, level and bits per character of .sqz files."""
     from .streaminfo import describe_file
 
     failed, reports = False, []
@@ -280,8 +922,7 @@ def info(files, as_json) -> int:
             with _open_input(path) as src:
                 reports.append(describe_file(src, path))
         except (UserError, SeqzipError, OSError, ValueError) as exc:
-            message = _describe(exc)
-            click.echo(f"seqzip: {path}: {message}", err=True)
+            click.echo(f"seqzip: {path}: {_describe(exc)}", err=True)
             failed = True
     if as_json:
         click.echo(json.dumps(reports, indent=2))
@@ -294,9 +935,11 @@ def info(files, as_json) -> int:
 def _format_info(report: dict) -> str:
     lines = [f"{report['file']}: {report['compressed_bytes']:,} bytes, "
              f"{len(report['streams'])} stream(s), original {report['original_bytes']:,} bytes, "
+             f"ratio {report['ratio']:.3f}, "
              f"{report['bits_per_character']:.4f} bits per character"]
     for i, s in enumerate(report["streams"]):
-        lines.append(f"  stream {i}: model {s['model']} {json.dumps(s['config'])}")
+        lines.append(f"  stream {i}: model {s['model']} level {s['level_label']} "
+                     f"{json.dumps(s['config'])}")
         lines.append(f"    seed {s['seed']}, length {s['length']:,}, alphabet {s['alphabet_size']}"
                      f" symbols, {s['frames']} frame(s) of up to {s['frame_size']:,}, "
                      f"crc32 {s['crc32']:08x}")
@@ -310,7 +953,13 @@ def _format_info(report: dict) -> str:
 @click.option("--models", "model_names", default=None,
               help="Comma-separated models to run (default: all registered).")
 @level_options
+@click.option("--runs", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Time each coding this many times and keep the best (CPU and wall).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="Draw bits per character along each file (moving average), one curve per "
+                   "model, to this PNG (needs matplotlib: pip install 'seqzip[plot]').")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 @click.option("--train", "train_path", type=click.Path(exists=True, dir_okay=False),
               help="Score --validation after this training file: bits(train+valid) - "
                    "bits(train), for every model and baseline.")
@@ -323,11 +972,12 @@ def _format_info(report: dict) -> str:
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
-def bench(files, model_names, level, as_json, train_path, validation_path, table1, budget,
-          method_names, problems) -> int:
-    """Bits per character and speed of each model and of bzip2 -9, side by side.
+def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path,
+          validation_path, table1, budget, method_names, problems) -> int:
+    """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
-    With no FILES, runs on built-in generated data.
+    With no FILES, runs on built-in generated data: English-like prose, a structured binary
+    table, and an order-2 Markov source whose true entropy is known.
     """
     from . import bench as bench_module
 
@@ -370,14 +1020,43 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
         click.echo(json.dumps(rows, indent=2) if as_json else
                    protocol.format_validation_table(rows))
         return 0
+    if plot_path is not None and not bench_module.can_plot():
+        raise UserError("--plot needs matplotlib: pip install 'seqzip[plot]'")
+    progress = _BenchProgress(quiet or as_json, level)
     try:
-        rows = bench_module.run(list(files) or None, models=names, level=level,
-                                progress=None if as_json else
-                                lambda msg: click.echo(msg, err=True))
+        rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
+                                progress=progress)
+        if plot_path is not None:
+            bench_module.plot(list(files) or None, plot_path, models=names, level=level)
     except (ValueError, OSError) as exc:
         raise UserError(_describe(exc)) from None
-    click.echo(json.dumps(rows, indent=2) if as_json else bench_module.format_table(rows))
+    finally:
+        progress.close()
+    if as_json:
+        click.echo(json.dumps(bench_module.report(rows, runs=runs), indent=2))
+    else:
+        click.echo(bench_module.format_table(rows, runs=runs))
+    if plot_path is not None:
+        click.echo(f"bits per character along each file: {plot_path}", err=True)
     return 0
+
+
+class _BenchProgress:
+    """bench's progress: one line per (file, model) job, with rate and ETA on a terminal."""
+
+    def __init__(self, quiet: bool, level: int) -> None:
+        self.quiet, self.level, self.bar = quiet, level, None
+
+    def __call__(self, file_name: str, method: str, size: int) -> None:
+        self.close()
+        # compress, decompress and check: about twice the coding time
+        rate = typical_speed(method, self.level) / 2 if method in MODEL_GUIDE else 20e6
+        self.bar = Progress(f"{file_name}: {method}", size, rate, self.quiet)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 @cli.command()
@@ -396,21 +1075,26 @@ def bench(files, model_names, level, as_json, train_path, validation_path, table
               help="Incoming edges per unit, self-loop included (default: 3 and semi-sparse).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 def train(files, output, validation_path, method, budget, units, connectivity, seed,
-          force) -> int:
+          force, quiet) -> int:
     """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2) and save it."""
+    import pathlib
+
     from .research import training
 
     if os.path.exists(output) and not force:
         raise UserError(f"{output} already exists (use -f to overwrite)")
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
-    try:
-        result, alphabet, n_validation = training.train_bytes(
-            data, validation, method=method, budget=budget, units=units,
-            connectivity=connectivity, seed=seed)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+    # The scan stops at its CPU budget: the line shows the budget spent.
+    with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
+        try:
+            result, alphabet, n_validation = training.train_bytes(
+                data, validation, method=method, budget=budget, units=units,
+                connectivity=connectivity, seed=seed)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     summary = result.summary()
     summary.pop("settings")
     with atomic_output(output, force, like=None) as dst:
@@ -425,7 +1109,8 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
 
 @cli.group()
 def corpora() -> None:
-    """Generated corpora with exact true log-probability."""
+    """Generated corpora (English-like text, binary tables, synthetic problems with exact
+    true log-probability)."""
 
 
 @corpora.command("list")
@@ -471,8 +1156,18 @@ def corpora_generate(name, count, seed, output, force, quiet) -> int:
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point ``seqzip``."""
     cli()
+
+
+def unseqzip_main() -> None:
+    """Console entry point ``unseqzip``: ``seqzip -d``."""
+    cli(args=["-d", *sys.argv[1:]], prog_name="unseqzip")
+
+
+def seqzipcat_main() -> None:
+    """Console entry point ``seqzipcat``: ``seqzip -dc``."""
+    cli(args=["-d", "-c", *sys.argv[1:]], prog_name="seqzipcat")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,16 @@
     >>> report = describe_file(io.BytesIO(seqzip.compress(b"abcabcabc")), "x.sqz")
     >>> report["original_bytes"], report["streams"][0]["alphabet_size"]
     (9, 3)
+    >>> report["streams"][0]["level"], report["streams"][0]["model"] == seqzip.DEFAULT_MODEL
+    (6, True)
+    >>> describe_file(io.BytesIO(seqzip.compress(b"abc", 2, model="order2")), "x")["levels"]
+    ['1-3']
+
+Ratios are shown as zstd shows them: original size / compressed size (3.5 means the file
+shrank to 1/3.5 of its size).  A header stores the model's config, not the level: the level is
+found by comparing that config with the config of each level of the model (None when no level
+matches, e.g. a config set through the library; several levels may share a config, shown as a
+range such as "1-3").
 """
 from __future__ import annotations
 
@@ -11,8 +21,10 @@ import dataclasses
 from typing import IO, Any
 
 from .api import config_for_header, spec_for_header
-from .container import FRAME_HEAD, NeedMoreData, next_frame_symbols, parse_frame, parse_header
+from .container import (FRAME_HEAD, NeedMoreData, StreamHeader, next_frame_symbols, parse_frame,
+                        parse_header)
 from .errors import TruncatedError
+from .models import DEFAULT_LEVEL, LEVELS
 
 _READ = 1 << 16
 
@@ -48,8 +60,34 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
     original = sum(s["length"] for s in streams)
     compressed = sum(s["compressed_bytes"] for s in streams)
     return {"file": name, "compressed_bytes": compressed, "original_bytes": original,
+            "ratio": original / compressed if compressed else 0.0,
             "bits_per_character": 8 * compressed / original if original else 0.0,
+            "frames": sum(s["frames"] for s in streams),
+            "models": sorted({s["model"] for s in streams}),
+            "levels": sorted({s["level_label"] for s in streams}),
             "streams": streams}
+
+
+def levels_of(header: StreamHeader) -> list[int]:
+    """Every level whose config is the one the stream's header holds (often one)."""
+    spec, config = spec_for_header(header), config_for_header(header)
+    return [level for level in LEVELS if spec.config_class.for_level(level) == config]
+
+
+def level_of(header: StreamHeader) -> int | None:
+    """The level the stream was coded at (the default level, else the lowest, when several
+    levels share its config), or None for a config no level gives."""
+    matches = levels_of(header)
+    if not matches:
+        return None
+    return DEFAULT_LEVEL if DEFAULT_LEVEL in matches else matches[0]
+
+
+def level_label(levels: list[int]) -> str:
+    """ "6", "1-3", or "custom" when no level gives the config."""
+    if not levels:
+        return "custom"
+    return str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
 
 
 def _parse(buf: _Buffer, parse, *args):
@@ -77,9 +115,12 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
         size += FRAME_HEAD.size + len(payload)
         done += expected
         frames += 1
-    return {"model": spec_for_header(header).name, "config": _config_dict(header), "seed": header.seed,
+    levels = levels_of(header)
+    return {"model": spec_for_header(header).name, "level": level_of(header),
+            "level_label": level_label(levels),
+            "config": _config_dict(header), "seed": header.seed,
             "length": header.length, "alphabet_size": len(header.alphabet),
             "frame_size": header.frame_size, "frames": frames, "crc32": header.crc32,
             "compressed_bytes": size,
-            "ratio": size / header.length if header.length else 0.0,
+            "ratio": header.length / size,
             "bits_per_character": 8 * size / header.length if header.length else 0.0}

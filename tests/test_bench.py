@@ -1,0 +1,100 @@
+"""seqzip bench: the legend, the best row, times, the JSON's context, the notes, the plot."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from seqzip import __version__, baselines, bench
+from seqzip.cli import cli
+
+SIZES = {"english": 4000, "markov2": 3000}
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return bench.run(None, models=["order2", "ctw"], sizes=SIZES, runs=2)
+
+
+def test_rows_carry_best_of_n_wall_and_cpu_times(rows):
+    assert {r["method"] for r in rows} >= {"bzip2-9", "xz-9e", "order2", "ctw"}
+    for r in rows:
+        assert r["round_trip_ok"]
+        for key in ("compress_wall_s", "compress_cpu_s", "decompress_wall_s",
+                    "decompress_cpu_s"):
+            assert r[key] >= 0
+        assert r["compress_kb_s"] == pytest.approx(r["size"] / 1000 / r["compress_wall_s"])
+
+
+def test_table_has_a_legend_and_marks_the_best_row_of_each_file(rows):
+    table = bench.format_table(rows, runs=2)
+    legend = table.splitlines()[0]
+    assert "lower is better" in legend and "-N: seqzip level" in legend
+    assert "best of 2 run(s)" in legend
+    starred = [line for line in table.splitlines()[2:]
+               if any(word.endswith("*") for word in line.split())]
+    assert len(starred) == len(SIZES)  # one best row per file
+    for name in ("english", "markov2"):
+        mine = [r for r in rows if r["file"].startswith(name)]
+        best = min(mine, key=lambda r: r["bits_per_character"])
+        line = next(line for line in starred if line.startswith(name))
+        assert f"{best['bits_per_character']:.3f}*" in line
+
+
+def test_missing_baselines_are_named_with_how_to_get_them(rows, monkeypatch):
+    monkeypatch.setattr(baselines, "missing", lambda: {"ppmd-o6": "pyppmd",
+                                                       "zstd-19": "zstandard"})
+    note = bench.format_table(rows).splitlines()[-1]
+    assert note == ("not run: ppmd-o6, zstd-19 (pip install pyppmd zstandard, or pip install "
+                    "'seqzip[bench]')")
+    monkeypatch.setattr(baselines, "missing", lambda: {})
+    assert not bench.format_table(rows).splitlines()[-1].startswith("not run")
+
+
+def test_installed_optional_baselines_get_rows(rows):
+    methods = {r["method"] for r in rows}
+    for name in baselines.OPTIONAL:
+        assert (name in methods) == (name in baselines.available())
+
+
+def test_json_has_version_machine_and_runs():
+    result = run("bench", "--json", "--runs", "2", "--models", "order2")
+    assert result.exit_code == 0
+    doc = json.loads(result.output)
+    assert doc["seqzip_version"] == __version__ and doc["runs"] == 2
+    assert {"platform", "machine", "python", "cpu_count", "numpy"} <= set(doc["machine"])
+    assert doc["rows"] and "lower is better" in doc["legend"]
+    files = {r["file"] for r in doc["rows"]}
+    assert files == {"english (generated)", "binary (generated)", "markov2 (generated)"}
+
+
+def test_plot_without_matplotlib_is_one_line_and_no_work(monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "can_plot", lambda: False)
+    monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("ran without matplotlib"))
+    result = run("bench", "--plot", str(tmp_path / "p.png"))
+    assert result.exit_code == 1
+    assert result.output == "seqzip: --plot needs matplotlib: pip install 'seqzip[plot]'\n"
+
+
+def test_plot_draws_learning_curves(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setattr(bench, "DEFAULT_SIZES", SIZES)
+    out = tmp_path / "curves.png"
+    result = run("bench", "--models", "order2", "--plot", str(out))
+    assert result.exit_code == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_learning_curve_is_the_coders_cost():
+    data = b"the cat sat on the mat. " * 40
+    curve = bench.learning_curve(data, "order2", window=1)
+    import seqzip
+
+    packed = seqzip.compress(data, model="order2")
+    # the sum of -log2 p is the payload's size, up to the header and the coder's rounding
+    assert abs(sum(curve) / 8 - len(packed)) < 100
+    assert bench.learning_curve(b"", "order2") == [] and \
+        bench.learning_curve(b"aaaa", "order2") == [0.0] * 4
