@@ -219,29 +219,39 @@ def piece_size(length: int, processes: int) -> int:
 def _pool(processes: int):
     """A pool of worker processes that end with their parent.
 
-    The workers come from a fork server (a fresh interpreter that has imported this module),
-    not from this process: they inherit none of its threads, locks or open files, which makes
-    the pool safe to use from a program with threads.
+    A process with one thread (the command line) forks its workers: each asks the kernel to
+    kill it when its parent dies (Linux), so nothing runs on after a signal.  A process with
+    threads takes its workers from a fork server instead (a fresh interpreter that imported
+    this module), since forking a process with threads risks deadlocks.
     """
     import multiprocessing
+    import threading
 
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+        parent = os.getpid()
+    elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([__name__])
+        parent = None
     else:
         context = multiprocessing.get_context("spawn")
-    return context.Pool(processes, initializer=_worker_init)
+        parent = None
+    return context.Pool(processes, initializer=_worker_init, initargs=(parent,))
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int | None) -> None:
     # Ctrl-C reaches the whole process group: the parent decides, and its end ends the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # Linux: end when the parent (the fork server, which ends with us) ends
+    try:  # Linux: be killed when the parent ends, even by SIGKILL
         import ctypes
 
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent ended before the line above took effect
 
 
 def _wait(result) -> Any:

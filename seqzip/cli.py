@@ -482,8 +482,12 @@ def progress_line(label: str, done: float, total: float | None, rate: float,
         'a.txt   25%  48.8 KiB / 195.3 KiB  25.0 KB/s  ETA 0:06'
         >>> progress_line("train", 15, 60, 1, unit="seconds")
         'train   25%  0:15 / 1:00  ETA 0:45'
+        >>> progress_line("train", 61, 60, 1, unit="seconds")
+        'train  1:01  (budget of 1:00 spent, finishing)'
     """
     if unit == "seconds":
+        if total and done >= total:  # a CPU budget: wall time may run past it
+            return f"{label}  {_clock(done)}  (budget of {_clock(total)} spent, finishing)"
         where = f"{_clock(done)} / {_clock(total)}" if total else _clock(done)
         speed = ""
     else:
@@ -758,7 +762,7 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
         return path[:-len(s.suffix)]
 
     def rate_of(path: str, src: IO[bytes]):
-        return _decoded_size_and_rate(src)
+        return _decoded_size_and_rate(src, s.processes)
 
     def work(src, dst, bar):
         counted = None if _is_regular(src) else _CountingReader(src)
@@ -787,9 +791,10 @@ def _is_regular(src: IO[bytes]) -> bool:
         return False
 
 
-def _decoded_size_and_rate(src: IO[bytes]) -> tuple[float | None, float]:
+def _decoded_size_and_rate(src: IO[bytes], processes: int = 1) -> tuple[float | None, float]:
     """Original size and typical speed of a seekable .sqz input, from its headers (cheap: the
-    payloads are skipped); (None, a guess) for a pipe or a file that does not parse."""
+    payloads are skipped), counting the streams that ``processes`` decode side by side;
+    (None, a guess) for a pipe or a file that does not parse."""
     if not _is_regular(src):
         return None, typical_speed(DEFAULT_MODEL, DEFAULT_LEVEL)
     from . import api
@@ -801,7 +806,10 @@ def _decoded_size_and_rate(src: IO[bytes]) -> tuple[float | None, float]:
         first = spans[0].header
         model = api.spec_for_header(first).name
         level = level_of(first) or DEFAULT_LEVEL
-        return sum(span.length for span in spans), typical_speed(model, level)
+        side_by_side = 1
+        if processes > 1 and all(span.length <= api.MAX_PIECE for span in spans):
+            side_by_side = min(processes, len(spans))
+        return sum(span.length for span in spans), typical_speed(model, level) * side_by_side
     except Exception:  # bad input: decoding reports it properly
         return None, typical_speed(DEFAULT_MODEL, DEFAULT_LEVEL)
     finally:
