@@ -30,6 +30,9 @@ GOLDEN_STREAMS = [
     ("mlstm", 6, 245, "a8c699c9e101add0e1a37c45414b78e5d069a451f027683a771ad3dc0722a4a5"),
     ("mrnn", 1, 268, "852daee0e820974ff4d9f265ccbdced9ad93b18627502ab5fe5221bf3c8b0852"),
     ("ctw", 6, 177, "875a6599a940b6ec94b70596afc9a15d04f6d159a1cbfae5a3f62937f75a5866"),
+    ("cm", 1, 201, "941eb460ea4225017208da91b3ad0dced93fbd2beccf08cd97bb624c6794f2ad"),
+    ("cm", 6, 318, "94bdbf4f6976fb65dbd68c8b0249c0e1f2ec230a590e31989007ba17f157edbf"),
+    ("cm", 9, 361, "ccdcff2195ea0d12eca22c7edc4094cdc1dd2d608e0da42619040086394ed19f"),
 ]
 
 

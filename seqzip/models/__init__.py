@@ -19,7 +19,7 @@ from typing import Any
 
 from .base import Model, config_from_bytes, config_to_bytes
 
-DEFAULT_MODEL = "glnn"
+DEFAULT_MODEL = "cm"
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
 
