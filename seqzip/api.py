@@ -29,7 +29,7 @@ from .container import (DEFAULT_FRAME, FRAME_HEAD, MAX_FRAME, NeedMoreData, Stre
                         parse_header)
 from .errors import CorruptError, SeqzipError, TruncatedError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
-                     config_from_bytes, config_to_bytes, create, make_config, spec_by_id,
+                     config_from_header, config_to_header, create, make_config, spec_by_id,
                      spec_by_name)
 
 CHUNK = 1 << 16
@@ -74,7 +74,7 @@ def config_for_header(header: StreamHeader) -> Any:
     """
     spec = spec_for_header(header)
     try:
-        return config_from_bytes(spec.config_class, header.config)
+        return config_from_header(spec.config_class, header.config, header.version)
     except (ValueError, TypeError) as exc:
         raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
 
@@ -194,7 +194,8 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     start = src.tell()
     length, alphabet, crc = _scan(src)
     src.seek(start)
-    header = StreamHeader(spec.model_id, config_to_bytes(config), seed, length, frame_size,
+    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
+                          length, frame_size,
                           alphabet, crc)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))

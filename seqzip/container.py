@@ -3,13 +3,16 @@
 A stream is a header followed by frames; streams may be concatenated.  All integers are
 little-endian.
 
-Header (``VERSION`` 2; version 1 stored the config as a JSON object with keys)::
+Header (``VERSION`` 3; version 2, still read, stored every config as its JSON array; version 1
+stored it as a JSON object with keys)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
     model_id     1  model family (see seqzip.models)
     config_len   2  length of the model config, at most MAX_CONFIG_BYTES
-    config       *  the model's frozen config: a JSON array of its values by sorted field name
+    config       *  the model's frozen config: one byte, the level, for a level's preset;
+                    else a zero byte and a JSON array of its values by sorted field name
+                    (``seqzip.models.base.config_to_header``; version 2: the array alone)
     seed         8  seed of the model's PRNG
     length       8  length of the original data in bytes, at most MAX_LENGTH
     frame_size   4  symbols per frame (every frame but the last is full), at most MAX_FRAME
@@ -41,7 +44,8 @@ from dataclasses import dataclass
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
 MAGIC = b"\xb7SQZ"
-VERSION = 2
+VERSION = 3
+READABLE = (2, 3)  # format versions this build decodes
 MAX_CONFIG_BYTES = 4096
 MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24
@@ -77,12 +81,13 @@ class StreamHeader:
     frame_size: int  # symbols per frame
     alphabet: bytes  # the byte values present, sorted
     crc32: int  # CRC-32 of the original data
+    version: int = VERSION  # format version (the config's encoding depends on it)
 
     def pack(self) -> bytes:
         bitmap = bytearray(32)
         for b in self.alphabet:
             bitmap[b >> 3] |= 1 << (b & 7)
-        head = (_FIXED.pack(MAGIC, VERSION, self.model_id, len(self.config))
+        head = (_FIXED.pack(MAGIC, self.version, self.model_id, len(self.config))
                 + self.config
                 + _TAIL.pack(self.seed, self.length, self.frame_size, bytes(bitmap), self.crc32))
         return head + _CRC.pack(zlib.crc32(head))
@@ -110,9 +115,10 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     if available < _FIXED.size:
         raise NeedMoreData
     _, version, model_id, config_len = _FIXED.unpack_from(buf, offset)
-    if version != VERSION:
+    if version not in READABLE:
         raise UnsupportedVersionError(
-            f"stream has format version {version}; this seqzip reads version {VERSION}")
+            f"stream has format version {version}; this seqzip reads versions "
+            f"{', '.join(map(str, READABLE))}")
     if config_len > MAX_CONFIG_BYTES:
         raise CorruptError(f"header declares a {config_len}-byte model config (corrupt header)")
     end = _FIXED.size + config_len + _TAIL.size
@@ -131,7 +137,7 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     alphabet = _alphabet_from_bitmap(bitmap)
     if (length == 0) != (len(alphabet) == 0):
         raise CorruptError("header alphabet does not match its length")
-    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc)
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version)
     return header, offset + end + _CRC.size
 
 

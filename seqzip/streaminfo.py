@@ -10,10 +10,11 @@
     ['1-3']
 
 Ratios are shown as zstd shows them: original size / compressed size (3.5 means the file
-shrank to 1/3.5 of its size).  A header stores the model's config, not the level: the level is
-found by comparing that config with the config of each level of the model (None when no level
-matches, e.g. a config set through the library; several levels may share a config, shown as a
-range such as "1-3").
+shrank to 1/3.5 of its size).  The level is found by comparing the stream's config with the
+config of each level of the model, which reads version-2 headers (config only) and version-3
+ones (a preset is stored as the lowest level that gives it) alike: None when no level matches,
+e.g. a config set through the library; several levels may share a config, shown as a range
+such as "1-3".
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The .sqz format: golden bytes, and a clear error for every kind of bad input."""
 import hashlib
+import io
 import struct
 import zlib
 
@@ -7,7 +8,7 @@ import pytest
 
 import seqzip
 from seqzip import container
-from seqzip.models import DEFAULT_MODEL, MODELS
+from seqzip.models import DEFAULT_MODEL, MODELS, config_to_bytes
 from seqzip.errors import (CorruptError, NotSeqzipError, SeqzipError, TruncatedError,
                            UnsupportedVersionError)
 
@@ -16,6 +17,13 @@ GOLDEN_INPUT = b"seqzip golden input: abracadabra, abracadabra! \x00\x01\xff" * 
 # Pinned by hand from a reviewed build.  A deliberate format change bumps container.VERSION and
 # these values in one commit; any other change here means streams no longer decode.
 GOLDEN_HEX = (
+    "b753515a03010100050100000000000000960000000000000000001000030000000310000400000000bed23f"
+    "04000000000000000000000000000000807e5be7007e31bb9a96000000200000008e8b18b5e8833ecf631345"
+    "a5131241c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
+
+# The same input and settings written by format version 2 (the level-6 preset spelled out as
+# its JSON array): every later build must still decode it.
+GOLDEN_HEX_V2 = (
     "b753515a02010b005b3235352c312e302c325d01000000000000009600000000000000000010000300000003"
     "10000400000000bed23f04000000000000000000000000000000807e5be70053a55c8796000000200000008e"
     "8b18b5e8833ecf631345a5131241c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
@@ -23,16 +31,16 @@ GOLDEN_HEX = (
 # The learned models, pinned by SHA-256 of a 3 KB stream (long enough for dozens of training
 # steps of every network): any change to their arithmetic, initialisation or defaults shows.
 GOLDEN_STREAMS = [
-    ("glnn", 1, 242, "e5313190181bfa1847ee980a614f524d0da106c4677e89d6ab89edcdb3d1e063"),
-    ("glnn", 6, 215, "5e9e610f7cf35f4b4d526fa34c0dac10e75e7e5ea37a4165e0736384c2c6aad7"),
-    ("lstm", 1, 268, "ed5304f47a8e04e74695bd627d7a1aa7b17810f1e3bd85a0025e128d37252fe6"),
-    ("mlstm", 1, 264, "d6c36ec35acecd0c61a29a4a4f584b47ac8358ca850df1b2aa73fbdce66a79d5"),
-    ("mlstm", 6, 245, "a8c699c9e101add0e1a37c45414b78e5d069a451f027683a771ad3dc0722a4a5"),
-    ("mrnn", 1, 268, "852daee0e820974ff4d9f265ccbdced9ad93b18627502ab5fe5221bf3c8b0852"),
-    ("ctw", 6, 177, "875a6599a940b6ec94b70596afc9a15d04f6d159a1cbfae5a3f62937f75a5866"),
-    ("cm", 1, 201, "941eb460ea4225017208da91b3ad0dced93fbd2beccf08cd97bb624c6794f2ad"),
-    ("cm", 6, 318, "94bdbf4f6976fb65dbd68c8b0249c0e1f2ec230a590e31989007ba17f157edbf"),
-    ("cm", 9, 361, "ccdcff2195ea0d12eca22c7edc4094cdc1dd2d608e0da42619040086394ed19f"),
+    ("glnn", 1, 161, "a5b052a4d77c0f10bbf12a8e7b8a61a1e436567aae06b5019a1beb663b480fca"),
+    ("glnn", 6, 129, "3daa05d045a5c13bb311258c27027c1fb8e353c3b4985e13ed1bb6d29d9acb86"),
+    ("lstm", 1, 161, "221ece2493f9207e69870461f9ef82e0f37b1db3d31049cf7396630846bc6372"),
+    ("mlstm", 1, 157, "3f4ee725f9a3f1f3a2ad4f4d1a0b3c0d9b9ad5eff5e27384949ee9a3c0c50db1"),
+    ("mlstm", 6, 133, "c2c4b874201ff7e7ac71ea517de6b2b6db8f9cd2fed42530da874f67c7862526"),
+    ("mrnn", 1, 161, "fae5f607eaa599e288ea8982bdb2f07928325d800597537c230f9eaeae3eafe2"),
+    ("ctw", 6, 145, "e925cc3a4cbf3aa3084863b5f3e45b487c1a76c75ab2af50362652c116603915"),
+    ("cm", 1, 117, "00c77759e784b23739a70675cbb5c38ef6f6e2666aadbaefec9c22275072742e"),
+    ("cm", 6, 113, "5e9f2ea959a82aa0cfcfa82d79e1f79863d783b6101d2a7987d2b5e698b186dc"),
+    ("cm", 9, 113, "5190b18acb355b16ebaf87f2074e368aecdd1839d56ef12adf11ffc7be38215b"),
 ]
 
 
@@ -42,6 +50,19 @@ def test_golden_streams_of_every_learned_model(model, level, size, sha256):
     packed = seqzip.compress(data, model=model, level=level, seed=1)
     assert (len(packed), hashlib.sha256(packed).hexdigest()) == (size, sha256)
     assert seqzip.decompress(packed) == data
+
+
+# The level presets of every family, as version-3 headers refer to them by level: a change to any
+# preset changes what old streams decode to, so it needs a new format version that keeps the old
+# table (and then a new value here).
+PRESETS_SHA256 = "683ec7dd542a1cfcc6cd7cd89827534d583df964e5f8b79e2ebf378c4bc67944"
+
+
+def test_level_presets_are_pinned():
+    lines = [f"{name} {level} ".encode()
+             + config_to_bytes(MODELS[name].config_class.for_level(level))
+             for name in sorted(MODELS) for level in range(1, 10)]
+    assert hashlib.sha256(b"\n".join(lines)).hexdigest() == PRESETS_SHA256
 
 
 def small_stream(data=b"hello, hello, hello world " * 20, **kw):
@@ -55,11 +76,37 @@ def test_golden_bytes():
     assert seqzip.decompress(bytes.fromhex(GOLDEN_HEX)) == GOLDEN_INPUT
 
 
+def test_version_2_streams_still_decode():
+    old = bytes.fromhex(GOLDEN_HEX_V2)
+    assert old[4] == 2 and seqzip.decompress(old) == GOLDEN_INPUT
+    header, _ = container.parse_header(old)
+    assert header.version == 2 and header.config == b"[255,1.0,2]"
+
+
+def test_a_level_preset_is_one_byte_and_a_custom_config_its_json():
+    from seqzip.models.order2 import Order2Config
+    preset = container.parse_header(small_stream(model="order2", level=4))[0]
+    assert preset.version == container.VERSION and preset.config == b"\x04"
+    custom = Order2Config(count_limit=100)
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(b"custom " * 30), out, model="order2", config=custom)
+    assert container.parse_header(out.getvalue())[0].config == b"\x00[100,1.0,2]"
+    assert seqzip.decompress(out.getvalue()) == b"custom " * 30
+
+
+@pytest.mark.parametrize("config", [b"", b"\x0a", b"\x06\x06", b"\x00[1,2", b"\x00[255,1.0,7]"])
+def test_a_bad_header_config_is_corrupt(config):
+    header = container.StreamHeader(MODELS["order2"].model_id, config, 0, 3, 16, b"abc", 0)
+    with pytest.raises(CorruptError, match="config"):
+        seqzip.decompress(header.pack())
+
+
 def test_header_layout():
     packed = small_stream(seed=0xDEADBEEF)
     header, end = container.parse_header(packed)
     magic, version, model_id, config_len = struct.unpack_from("<4sBBH", packed)
-    assert (magic, version, model_id) == (b"\xb7SQZ", 2, MODELS[DEFAULT_MODEL].model_id)
+    assert (magic, version, model_id) == (b"\xb7SQZ", 3, MODELS[DEFAULT_MODEL].model_id)
+    assert config_len == 1  # the default level's preset
     seed, length, frame_size = struct.unpack_from("<QQI", packed, 8 + config_len)
     assert seed == 0xDEADBEEF == header.seed and length == 520 == header.length
     assert header.alphabet == bytes(sorted(set(b"hello, world ")))
@@ -81,7 +128,7 @@ def test_unknown_version():
         seqzip.decompress(bytes(packed))
 
 
-@pytest.mark.parametrize("cut", [1, 3, 4, 7, 8, 20, 60, 100, 117, 120, 125, -9, -5, -1])
+@pytest.mark.parametrize("cut", [1, 3, 4, 7, 8, 20, 60, 68, 69, 75, 81, 85, -9, -5, -1])
 def test_truncation_is_an_eof_error(cut):
     packed = small_stream()
     with pytest.raises(TruncatedError) as info:

@@ -17,7 +17,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Model, config_from_bytes, config_to_bytes
+from .base import (Model, config_from_bytes, config_from_header, config_to_bytes,
+                   config_to_header)
 
 DEFAULT_MODEL = "cm"
 LEVELS = range(1, 10)
@@ -114,4 +115,4 @@ def create(name: str, config: Any | None = None, *, alphabet: bytes | None = Non
 
 __all__ = ["MODELS", "ModelSpec", "Model", "DEFAULT_MODEL", "DEFAULT_LEVEL", "LEVELS",
            "spec_by_name", "spec_by_id", "make_config", "create", "check_level",
-           "config_to_bytes", "config_from_bytes"]
+           "config_to_bytes", "config_from_bytes", "config_to_header", "config_from_header"]

@@ -148,9 +148,10 @@ def network_config(name: str, **fields) -> str:
 # Levels: a Pareto front measured by benchmarks/cm.py (each level smaller than the one below
 # on every Canterbury text file).  Level 1 is a small mixer of a few experts without a network;
 # the default (6) adds CTW, the order-2 model and the GLNN as inputs (the GLNN pays on structured
-# data: insertions regret 4,219 -> 2,960 bits; on text it is neutral); 7-9 add orders, memory
-# and, at 8-9, the mLSTM.  No level uses the gated weight set ("gate"): measured on the four
-# text files it cost 0.0003-0.0014 bpc and a third of the speed at levels 6, 7 and 9.
+# data: insertions regret 4,219 -> 2,960 bits; on text it is neutral); 7-9 add orders and
+# memory, and replace the GLNN by an mLSTM of 32, 64 and 96 units.  No level uses the gated
+# weight set ("gate"): measured on the four text files it cost 0.0003-0.0014 bpc and a third of
+# the speed at levels 6, 7 and 9.
 _TEXT = dict(word=3, sparse=2, indirect=1, record=1, match2=16,
              sets="node,match,order,c1,word", apm=4)
 LEVELS: dict[int, dict] = {
@@ -164,12 +165,12 @@ LEVELS: dict[int, dict] = {
     5: dict(_TEXT, orders="2,3,4,6,8", experts="order2", table_bits=22),
     6: dict(_TEXT, orders="2,3,4,6,8", experts="ctw8@96+order2", table_bits=22, network="glnn",
             network_config=network_config("glnn", n_units=8, interval=64)),
-    7: dict(_TEXT, orders="2,3,4,5,6,8,12", experts="ctw8@96+order2", table_bits=23,
-            history_bits=23, network="glnn", network_config=network_config("glnn", n_units=16)),
-    8: dict(_TEXT, orders="2,3,4,5,6,8,12,16", experts="ctw8@96+order2", table_bits=24,
-            history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=32)),
-    9: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
+    7: dict(_TEXT, orders="2,3,4,5,6,8,12,16", experts="ctw8@96+order2", table_bits=23,
+            history_bits=23, network="mlstm", network_config=network_config("mlstm", hidden=32)),
+    8: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
             history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=64)),
+    9: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
+            history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=96)),
 }
 
 
