@@ -22,6 +22,8 @@ data = open(sys.argv[2], 'rb').read()
 out = {}
 for name in sys.argv[3].split(','):
     level = int(sys.argv[4])
+    # warm up: imports are lazy in newer checkouts, so the first call would time them
+    assert seqzip.decompress(seqzip.compress(data[:1000], model=name, level=level)) == data[:1000]
     t = time.perf_counter(); packed = seqzip.compress(data, model=name, level=level)
     tc = time.perf_counter() - t
     t = time.perf_counter(); back = seqzip.decompress(packed); td = time.perf_counter() - t
