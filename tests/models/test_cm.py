@@ -108,3 +108,26 @@ def test_memory_bound_holds(level):
 def test_bad_configs_are_rejected(bad):
     with pytest.raises(ValueError):
         dataclasses.replace(CMConfig(), **bad)
+
+
+def test_the_strongest_level_codes_within_its_memory_bound():
+    """Address space, not the kernel's own count: a child process limits its virtual memory to
+    what it uses after the imports plus the level's documented bound plus 64 MiB for Python's
+    own allocations while coding, and must still compress and decompress."""
+    import subprocess
+    import sys
+    script = (
+        "import resource, seqzip\n"
+        "from seqzip import corpora\n"
+        "from seqzip.models.cm import CMConfig\n"
+        "import seqzip.models.cm, seqzip.models.lstm, seqzip.coder\n"
+        "data = corpora.generate('text', 20_000, seed=5).data\n"
+        "vm = [int(line.split()[1]) * 1024 for line in open('/proc/self/status')\n"
+        "      if line.startswith('VmSize:')][0]\n"
+        "limit = vm + CMConfig.for_level(9).memory_bytes(256) + (64 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+        "assert seqzip.decompress(seqzip.compress(data, model='cm', level=9)) == data\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=600)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
