@@ -4,6 +4,7 @@
     python benchmarks/cm.py --levels 1,6,9 --api  # through compress/decompress: bytes, KB/s
     python benchmarks/cm.py --ablation --level 6  # each expert group removed in turn, ...
     python benchmarks/cm.py --files kennedy.xls,ptt5,sum --levels 9 --api
+    python benchmarks/cm.py --xml --levels 6 --api   # 1 MB of generated UTF-8 XML (A > 128)
 
 Without --api the figure is the model's log-loss (sum of -log2 p over the file, what the coder
 spends up to its rounding and the header) and its CPU time; with --api every file is
@@ -53,6 +54,35 @@ def api_bits(level: int, data: bytes) -> tuple[float, float, float]:
     return 8 * len(packed) / len(data), kb / (middle - start), kb / (end - middle)
 
 
+def generated_xml(size: int = 1_000_000) -> bytes:
+    """A text with a large alphabet: seqzip's generated English in XML elements with attributes,
+    every third paragraph spelled in Cyrillic and every third in Greek letters (a fixed letter
+    for letter map), so that the UTF-8 file holds more than 128 byte values: 8 binary decisions
+    per symbol instead of 7, as in real multilingual XML."""
+    from seqzip import corpora
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    cyrillic = str.maketrans(lower + lower.upper(),
+                             "".join(chr(0x430 + i) for i in range(26))
+                             + "".join(chr(0x410 + i) for i in range(26)))
+    greek = str.maketrans(lower + lower.upper(),
+                          "".join(chr(0x3B1 + i) for i in range(25)) + "\u03c9"
+                          + "".join(chr(0x391 + i) for i in range(17))
+                          + "".join(chr(0x3A3 + i) for i in range(9)))
+    text = corpora.generate("english", size, seed=7).data.decode("ascii")
+    out = ['<?xml version="1.0" encoding="UTF-8"?>\n<book lang="x-generated">\n']
+    total = 0
+    for n, para in enumerate(p for p in text.split("\n\n") if p.strip()):
+        kind = ("en", "ru", "el")[n % 3]
+        body = para if kind == "en" else para.translate(cyrillic if kind == "ru" else greek)
+        line = f'  <p id="p{n}" lang="{kind}">' + " ".join(body.split()) + "</p>\n"
+        out.append(line)
+        total += len(line.encode("utf-8"))
+        if total >= size:
+            break
+    out.append("</book>\n")
+    return "".join(out).encode("utf-8")[:size]
+
+
 def reference(name: str, data: bytes) -> dict[str, float]:
     out = {}
     for method, (comp, _) in baselines.available().items():
@@ -91,11 +121,16 @@ def main() -> None:
     parser.add_argument("--api", action="store_true", help="through compress/decompress")
     parser.add_argument("--ablation", action="store_true")
     parser.add_argument("--level", type=int, default=6, help="the level ablated")
+    parser.add_argument("--xml", action="store_true",
+                        help="code 1 MB of generated UTF-8 XML instead of the corpus files")
     args = parser.parse_args()
     files = [f for f in args.files.split(",") if f]
-    if not CORPUS.exists():
+    if args.xml:
+        data = {"generated.xml": generated_xml()}
+    elif not CORPUS.exists():
         sys.exit(f"{CORPUS} not found: set SEQZIP_CORPORA")
-    data = {f: (CORPUS / f).read_bytes() for f in files}
+    else:
+        data = {f: (CORPUS / f).read_bytes() for f in files}
     refs = {f: reference(f, d) for f, d in data.items()}
     print("file: " + "  ".join(f"{f} ({len(d):,} B: bzip2 {refs[f]['bzip2-9']:.3f}, xz "
                                 f"{refs[f]['xz-9e']:.3f}"
