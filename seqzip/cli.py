@@ -816,19 +816,26 @@ def _decoded_size_and_rate(src: IO[bytes], processes: int = 1) -> tuple[float | 
         src.seek(start)
 
 
-def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bool) -> int:
-    """``-l``: one line per file, as zstd -l shows them, and a total."""
+def _describe_files(paths) -> tuple[list[dict], bool]:
+    """The ``streaminfo`` report of each file that reads, and whether any failed (each failure
+    is reported on stderr in one line)."""
     from .streaminfo import describe_file
 
-    inputs = expand_files(files, recursive, lambda p: p.endswith(suffix))
     failed, reports = False, []
-    for path in inputs:
+    for path in paths:
         try:
             with _open_input(path) as src:
                 reports.append(describe_file(src, path))
         except (UserError, SeqzipError, OSError, ValueError) as exc:
             click.echo(f"seqzip: {path}: {_describe(exc)}", err=True)
             failed = True
+    return reports, failed
+
+
+def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bool) -> int:
+    """``-l``: one line per file, as zstd -l shows them, and a total."""
+    reports, failed = _describe_files(expand_files(files, recursive,
+                                                   lambda p: p.endswith(suffix)))
     if as_json:
         click.echo(json.dumps(reports, indent=2))
         return 1 if failed else 0
@@ -922,16 +929,7 @@ def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix,
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def info(files, as_json) -> int:
     """Show the header fields, ratio, level and bits per character of .sqz files."""
-    from .streaminfo import describe_file
-
-    failed, reports = False, []
-    for path in files:
-        try:
-            with _open_input(path) as src:
-                reports.append(describe_file(src, path))
-        except (UserError, SeqzipError, OSError, ValueError) as exc:
-            click.echo(f"seqzip: {path}: {_describe(exc)}", err=True)
-            failed = True
+    reports, failed = _describe_files(files)
     if as_json:
         click.echo(json.dumps(reports, indent=2))
     else:

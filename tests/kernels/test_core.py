@@ -134,4 +134,4 @@ def test_a_signal_during_glnn_training_is_raised_not_swallowed(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=600)
     assert "Exception ignored" not in done.stderr, done.stderr[-2000:]
-    assert done.stdout.strip() in ("interrupted", "finished")
+    assert done.stdout.strip() == "interrupted"  # 400 KB at level 1 take seconds, not 0.5 s
