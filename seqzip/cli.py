@@ -37,7 +37,7 @@ DEFAULT_LEVEL = 6
 # 1, 6 and 9 on English text, one core (measured on alice29.txt): the progress line's estimate
 # until the first frame is done.  A test checks that every registered model is here.
 MODEL_GUIDE: dict[str, tuple[str, tuple[float, float, float]]] = {
-    "cm": ("context mixing, gated by an online network: best ratio", (180, 35, 10)),
+    "cm": ("context mixing of many experts and an online network: best ratio", (350, 45, 6)),
     "glnn": ("Ollivier's gated leaky network + context experts", (180, 50, 10)),
     "mlstm": ("Krause's multiplicative LSTM + context experts", (75, 9, 3)),
     "lstm": ("LSTM trained online + context experts", (70, 9, 3)),
