@@ -332,28 +332,15 @@ class Janitor:
     """
 
     def __init__(self) -> None:
-        self._fd: int | None = None
-        self._pid = 0
-        if not hasattr(os, "fork"):
-            return
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _close_other_fds(read_end)
-                _sweep(read_end)
-            finally:
-                os._exit(0)
-        os.close(read_end)
-        self._fd, self._pid = write_end, pid
+        self._child = _PipeChild(_sweep) if hasattr(os, "fork") else None
 
     @property
     def active(self) -> bool:
-        return self._fd is not None
+        return self._child is not None and self._child.fd is not None
 
     def _send(self, tag: bytes, path: str) -> None:
-        if self._fd is not None:
-            os.write(self._fd, tag + os.fsencode(path) + b"\0")
+        if self._child is not None:
+            self._child.write(tag + os.fsencode(path) + b"\0")
 
     def watch(self, path: str) -> None:
         self._send(b"+", path)
@@ -362,11 +349,38 @@ class Janitor:
         self._send(b"-", path)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._child is not None:
+            self._child.close()
+
+
+class _PipeChild:
+    """A forked child process running ``body(read_fd)`` on the read end of a pipe that this
+    process writes: the child sees the pipe close however this process ends (even SIGKILL)."""
+
+    def __init__(self, body) -> None:
+        read_end, write_end = os.pipe()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: run the body, never return
+            try:
+                _close_other_fds(read_end)
+                body(read_end)
+            finally:
+                os._exit(0)
+        os.close(read_end)
+        self.fd: int | None = write_end
+        self.pid = pid
+
+    def write(self, data: bytes) -> None:
+        if self.fd is not None:
+            os.write(self.fd, data)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
             with contextlib.suppress(OSError):
-                os.waitpid(self._pid, 0)
+                os.waitpid(self.pid, 0)
 
 
 def _close_other_fds(keep: int) -> None:
@@ -515,35 +529,22 @@ class Progress:
     def __init__(self, label: str, total: float | None, rate: float, quiet: bool,
                  unit: str = "bytes") -> None:
         self.done = 0
-        self._fd: int | None = None
-        self._pid = 0
+        self._child = None
         if quiet or not sys.stderr.isatty() or not hasattr(os, "fork"):
             return
         expected = total / rate if total and rate > 0 else None
-        read_end, write_end = os.pipe()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: draw, never return
-            try:
-                _close_other_fds(read_end)
-                _draw_progress(read_end, label, total, rate, expected, unit)
-            finally:
-                os._exit(0)
-        os.close(read_end)
-        self._fd, self._pid = write_end, pid
+        self._child = _PipeChild(
+            lambda fd: _draw_progress(fd, label, total, rate, expected, unit))
 
     def update(self, n: float) -> None:
         self.done += n
-        if self._fd is not None:
+        if self._child is not None:
             with contextlib.suppress(OSError):
-                os.write(self._fd, f"{self.done}\n".encode())
+                self._child.write(f"{self.done}\n".encode())
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-            with contextlib.suppress(OSError):
-                os.waitpid(self._pid, 0)
+        if self._child is not None:
+            self._child.close()
 
     def __enter__(self) -> "Progress":
         return self
