@@ -80,7 +80,7 @@ def cases():
                                        marks=pytest.mark.long, id=f"{model}-{level}-{kind}-long")
 
 
-@pytest.mark.parametrize("model, level, kind, limit", cases())
+@pytest.mark.parametrize("model, level, kind, limit", list(cases()))
 def test_streams_cross_between_builds(o0_build, tmp_path, model, level, kind, limit):
     data = INPUTS[kind][:limit.get(kind)]
     src = tmp_path / "input"
