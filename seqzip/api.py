@@ -25,7 +25,7 @@ import numpy as np
 
 from . import coder
 from .container import (DEFAULT_FRAME, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
-                        max_payload_bytes, next_frame_symbols, pack_frame, parse_frame,
+                        next_frame_symbols, pack_frame, parse_frame, parse_frame_head,
                         parse_header)
 from .errors import CorruptError, SeqzipError, TruncatedError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
@@ -202,10 +202,14 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     return written
 
 
+def _check_positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
 def _check_processes(processes: int) -> int:
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ValueError(f"processes must be a positive integer, got {processes!r}")
-    return processes
+    return _check_positive("processes", processes)
 
 
 def piece_size(length: int, processes: int) -> int:
@@ -567,9 +571,7 @@ class SeqzipFile(io.BufferedIOBase):
         if not self._reading:
             make_config(model, level)  # ValueError for bad settings before the file is made
             _check_seed(seed)
-            if isinstance(block_size, bool) or not isinstance(block_size, int) \
-                    or block_size < 1:
-                raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+            _check_positive("block_size", block_size)
         self._settings = dict(model=model, level=level, seed=seed)
         self._block_size = block_size
         self._pending = bytearray()  # written, not yet coded
@@ -819,14 +821,13 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
         position, done, frames = start + used, 0, 0
         while done < header.length:
             src.seek(position)
-            frame_head = src.read(FRAME_HEAD.size)
-            if len(frame_head) < FRAME_HEAD.size:
-                raise TruncatedError("compressed data ended before the end of the stream")
-            n_symbols, payload_len, _ = FRAME_HEAD.unpack(frame_head)
             expected = next_frame_symbols(header, done)
-            if n_symbols != expected or payload_len % 4 \
-                    or payload_len > max_payload_bytes(n_symbols):
-                raise CorruptError(f"frame {frames} has an impossible head (corrupt data)")
+            try:
+                payload_len, _ = parse_frame_head(src.read(FRAME_HEAD.size), 0, expected,
+                                                  frames)
+            except NeedMoreData:
+                raise TruncatedError("compressed data ended before the end of the stream"
+                                     ) from None
             position += FRAME_HEAD.size + payload_len
             done += expected
             frames += 1

@@ -151,13 +151,14 @@ def pack_frame(n_symbols: int, payload: bytes) -> bytes:
     return head + _CRC.pack(zlib.crc32(payload, zlib.crc32(head))) + payload
 
 
-def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
-                index: int) -> tuple[bytes, int]:
-    """Check the frame at ``buf[offset:]``; return a copy of its payload and the offset past it.
+def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
+                     index: int) -> tuple[int, int]:
+    """Check the head of the frame at ``buf[offset:]``; return its payload length and CRC-32
+    (the payload itself is not read: ``parse_frame`` checks it, a seeking reader skips it).
 
     Raises:
-        NeedMoreData: ``buf`` ends inside the frame.
-        CorruptError: wrong symbol count, impossible payload length, or checksum mismatch.
+        NeedMoreData: ``buf`` ends inside the head.
+        CorruptError: wrong symbol count or impossible payload length.
     """
     if len(buf) - offset < FRAME_HEAD.size:
         raise NeedMoreData
@@ -167,6 +168,18 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
             f"frame {index} declares {n_symbols} symbols, expected {expected_symbols}")
     if payload_len % 4 or payload_len > max_payload_bytes(n_symbols):
         raise CorruptError(f"frame {index} declares an impossible payload of {payload_len} bytes")
+    return payload_len, frame_crc
+
+
+def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
+                index: int) -> tuple[bytes, int]:
+    """Check the frame at ``buf[offset:]``; return a copy of its payload and the offset past it.
+
+    Raises:
+        NeedMoreData: ``buf`` ends inside the frame.
+        CorruptError: wrong symbol count, impossible payload length, or checksum mismatch.
+    """
+    payload_len, frame_crc = parse_frame_head(buf, offset, expected_symbols, index)
     start = offset + FRAME_HEAD.size
     if len(buf) < start + payload_len:
         raise NeedMoreData

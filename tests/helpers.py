@@ -1,7 +1,10 @@
-"""Helpers the tests share: corpus files (skipped when absent) and alphabet indices."""
+"""Helpers the tests share: corpus files (skipped when absent), alphabet indices, and a
+Python child process."""
 import io
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -33,3 +36,10 @@ def compress_in_frames(data: bytes, model: str, level: int, frame_size: int) -> 
     out = io.BytesIO()
     compress_file(io.BytesIO(data), out, model=model, level=level, frame_size=frame_size)
     return out.getvalue()
+
+
+def run_python(script: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``script`` in a fresh interpreter (its own signals, limits and imports); the
+    result holds its stdout and stderr as text."""
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                          timeout=timeout)

@@ -8,6 +8,7 @@ from seqzip._core import BITS, DECODE, ENCODE, SCORE, SYMBOLS, Kernel, run
 from seqzip._kernels.order2 import Order2Kernel
 from seqzip._kernels.testing import BitFrequencies, Misbehaving
 from seqzip.errors import CorruptError
+from tests.helpers import run_python
 
 
 class Wrapped:
@@ -65,13 +66,19 @@ def test_non_finite_predictions_fall_back_to_uniform_on_both_sides(negative):
     assert decoder.fallbacks == 150
 
 
-def test_memory_errors_are_not_corruption():
+@pytest.mark.parametrize("fault, error", [(dict(oom_at=40), MemoryError),
+                                          (dict(raise_at=40), KeyboardInterrupt)])
+def test_a_failing_step_stops_the_coding_with_its_own_error(fault, error):
+    """An allocation failure is a MemoryError, never read as corruption; Python code a kernel
+    runs from a C-level function (a GLNN training window calls numpy) cannot pass an
+    exception on: it is kept and re-raised by the loop, never swallowed with the model left
+    halfway through a step.  Both directions."""
     symbols = np.zeros(100, dtype=np.uint8)
-    with pytest.raises(MemoryError):
-        coder.encode(Wrapped(Misbehaving(3, oom_at=40)), symbols)
+    with pytest.raises(error):
+        coder.encode(Wrapped(Misbehaving(3, **fault)), symbols)
     payload = coder.encode(Wrapped(Misbehaving(3)), symbols)
-    with pytest.raises(MemoryError):
-        coder.decode(Wrapped(Misbehaving(3, oom_at=40)), payload, 100)
+    with pytest.raises(error):
+        coder.decode(Wrapped(Misbehaving(3, **fault)), payload, 100)
 
 
 def test_symbols_outside_the_alphabet_are_refused():
@@ -104,22 +111,8 @@ def test_directions_are_checked():
     assert (ENCODE, DECODE, SCORE) == (0, 1, 2)
 
 
-def test_an_exception_inside_a_kernel_stops_the_coding():
-    """Python code a kernel runs from a C-level function (a GLNN training window calls numpy)
-    cannot pass an exception on: it is kept and re-raised by the loop, never swallowed with
-    the model left halfway through a step."""
-    symbols = np.zeros(100, dtype=np.uint8)
-    with pytest.raises(KeyboardInterrupt):
-        coder.encode(Wrapped(Misbehaving(3, raise_at=40)), symbols)
-    payload = coder.encode(Wrapped(Misbehaving(3)), symbols)
-    with pytest.raises(KeyboardInterrupt):
-        coder.decode(Wrapped(Misbehaving(3, raise_at=40)), payload, 100)
-
-
 def test_a_signal_during_glnn_training_is_raised_not_swallowed(tmp_path):
     """End to end: SIGINT arrives while the GLNN trains (its window step runs numpy code)."""
-    import subprocess
-    import sys
     script = (
         "import signal, seqzip\n"
         "from seqzip import corpora\n"
@@ -131,7 +124,6 @@ def test_a_signal_during_glnn_training_is_raised_not_swallowed(tmp_path):
         "    print('finished')\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted')\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600)
+    done = run_python(script)
     assert "Exception ignored" not in done.stderr, done.stderr[-2000:]
     assert done.stdout.strip() == "interrupted"  # 400 KB at level 1 take seconds, not 0.5 s

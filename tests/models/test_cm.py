@@ -11,6 +11,7 @@ from seqzip import coder, corpora
 from seqzip.api import symbols_of
 from seqzip.models import create
 from seqzip.models.cm import LEVELS, CMConfig, network_config
+from tests.helpers import run_python
 
 
 def bits(config: CMConfig, data: bytes) -> float:
@@ -114,8 +115,6 @@ def test_the_strongest_level_codes_within_its_memory_bound():
     """Address space, not the kernel's own count: a child process limits its virtual memory to
     what it uses after the imports plus the level's documented bound plus 64 MiB for Python's
     own allocations while coding, and must still compress and decompress."""
-    import subprocess
-    import sys
     script = (
         "import resource, seqzip\n"
         "from seqzip import corpora\n"
@@ -128,6 +127,5 @@ def test_the_strongest_level_codes_within_its_memory_bound():
         "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
         "assert seqzip.decompress(seqzip.compress(data, model='cm', level=9)) == data\n"
         "print('ok')\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600)
+    done = run_python(script)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
