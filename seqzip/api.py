@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import dataclasses
 import io
 import os
 import signal
@@ -24,10 +25,11 @@ from typing import IO, Any, BinaryIO, Callable, Iterator
 import numpy as np
 
 from . import coder
-from .container import (DEFAULT_FRAME, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
-                        next_frame_symbols, pack_frame, parse_frame, parse_frame_head,
-                        parse_header)
-from .errors import CorruptError, SeqzipError, TruncatedError
+from .container import FRAME_HEAD as _FRAME_HEAD
+from .container import (DEFAULT_FRAME, MAX_FRAME, NeedMoreData, StreamHeader, block_bounds,
+                        block_check, frame_checks, frame_size_on_disk, next_frame_symbols,
+                        pack_frame, parse_frame, parse_frame_head, parse_header)
+from .errors import CorruptError, LimitError, NotSeqzipError, SeqzipError, TruncatedError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
                      config_from_header, config_to_header, create, make_config, spec_by_id,
                      spec_by_name)
@@ -39,6 +41,10 @@ SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then go
 MIN_PIECE = 64 << 10
 MAX_PIECE = 8 << 20
 Progress = Callable[[int], None]
+FRAME_HEAD_SIZE = _FRAME_HEAD.size
+# Default limits of decoding (see Limits): every level of every model fits in them.
+DEFAULT_MAX_LENGTH = 256 << 30
+DEFAULT_MAX_MEMORY = 2 << 30
 
 
 def _check_seed(seed: int) -> int:
@@ -79,13 +85,15 @@ def config_for_header(header: StreamHeader) -> Any:
         raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
 
 
-def model_for_header(header: StreamHeader) -> Model | None:
-    """Build the model a stream was coded with, from its header alone (None for empty data).
+def model_for_header(header: StreamHeader, config: Any = None) -> Model | None:
+    """Build the model a stream was coded with, from its header alone (None for empty data);
+    ``config``, when given, is the header's already parsed.
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
     """
-    config = config_for_header(header)
+    if config is None:
+        config = config_for_header(header)
     if not header.alphabet:
         return None
     return create(spec_for_header(header).name, config, alphabet=header.alphabet,
@@ -307,7 +315,8 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
                 chunk.translate(None, header.alphabet):
             raise SeqzipError("input changed while it was being compressed")
         crc = zlib.crc32(chunk, crc)
-        yield pack_frame(len(chunk), coder.encode(model, symbol_map.symbols(chunk)))
+        symbols = symbol_map.symbols(chunk)
+        yield pack_frame(len(chunk), coder.encode(model, symbols), frame_checks(symbols))
         done += len(chunk)
         if progress:
             progress(len(chunk))
@@ -334,11 +343,56 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MO
     return out.getvalue()
 
 
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What a decoder may spend on a stream, checked from its header before anything is
+    allocated or decoded (``None``: no limit).
+
+    ``max_length`` bounds the decoded bytes of a call (all its concatenated streams together):
+    a header declaring more is refused.  ``max_memory`` bounds the memory a stream's model
+    may allocate, as its config's ``memory_bytes`` computes it (a bound: models that grow, as
+    CTW does, start far smaller).  The defaults admit every level of every model on any
+    alphabet (the largest, ``glnn -9``, needs up to 1,062 MiB) and refuse forged headers
+    asking for more.
+
+        >>> Limits().max_memory // 2**20, Limits().max_length // 2**30
+        (2048, 256)
+    """
+    max_length: int | None = DEFAULT_MAX_LENGTH
+    max_memory: int | None = DEFAULT_MAX_MEMORY
+
+    def __post_init__(self) -> None:
+        for name in ("max_length", "max_memory"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                raise ValueError(f"{name} must be a non-negative integer or None, "
+                                 f"got {value!r}")
+
+    def check_length(self, done: int, header: StreamHeader) -> None:
+        if self.max_length is not None and done + header.length > self.max_length:
+            raise LimitError(
+                f"stream declares {header.length:,} bytes of output, over the limit of "
+                f"{self.max_length:,} (max_length, --max-length)")
+
+    def check_memory(self, header: StreamHeader, config: Any) -> None:
+        need = config.memory_bytes(max(len(header.alphabet), 1))
+        if self.max_memory is not None and need > self.max_memory:
+            raise LimitError(
+                f"stream's model may need {need / 2**20:,.0f} MiB of memory, over the limit of "
+                f"{self.max_memory / 2**20:,.0f} MiB (max_memory, --max-memory)")
+
+
+def _limits(max_length: int | None, max_memory: int | None) -> Limits:
+    return Limits(max_length=max_length, max_memory=max_memory)
+
+
 class SeqzipDecompressor:
     """Incremental decompressor of one stream, like ``bz2.BZ2Decompressor``.
 
     Holds at most one frame of input and one frame of output beyond what the caller passes and
     asks for.  After the stream ends, ``eof`` is true and ``unused_data`` holds what followed.
+    ``limits`` (:class:`Limits`) bounds what a stream may ask for.
 
         >>> d = SeqzipDecompressor()
         >>> packed = compress(b"hello hello")
@@ -346,9 +400,15 @@ class SeqzipDecompressor:
         (b'hello hello', True)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self._limits = limits if limits is not None else Limits()
         self._buffer = bytearray()
         self._pending = bytearray()  # decoded output not yet returned
+        self._before = 0  # bytes decoded by earlier streams (of a multi-stream reader)
+        self._start_stream()
+        self.unused_data = b""
+
+    def _start_stream(self) -> None:
         self._header: StreamHeader | None = None
         self._model: Model | None = None
         self._symbol_map: _SymbolMap | None = None
@@ -356,7 +416,14 @@ class SeqzipDecompressor:
         self._frames = 0
         self._crc = 0
         self._eof = False
-        self.unused_data = b""
+
+    def _next_stream(self) -> None:
+        """Internal (readers of concatenated streams): go on with the stream that follows in
+        the buffered input, without copying it."""
+        self._before += self._header.length if self._header is not None else 0
+        if self._model is not None:
+            self._model.close()
+        self._start_stream()
 
     @property
     def eof(self) -> bool:
@@ -373,7 +440,7 @@ class SeqzipDecompressor:
             return False
         try:
             parse_frame(self._buffer, 0, next_frame_symbols(self._header, self._done),
-                        self._frames)
+                        self._frames, self._header.version)
         except NeedMoreData:
             return False
         except CorruptError:
@@ -386,6 +453,7 @@ class SeqzipDecompressor:
         Raises:
             EOFError: called again after the end of the stream.
             NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
+            LimitError: the stream asks for more than the decompressor's limits.
         """
         if self.eof:
             raise EOFError("end of stream already reached")
@@ -393,7 +461,13 @@ class SeqzipDecompressor:
             self.unused_data += bytes(data)  # input after the end, while output is pending
         else:
             self._buffer += data
-        limit = max_length if max_length >= 0 else None
+        self._run(max_length if max_length >= 0 else None)
+        if self._eof and self._buffer:
+            self.unused_data = bytes(self._buffer)
+            self._buffer.clear()
+        return self._take(max_length)
+
+    def _run(self, limit: int | None) -> None:
         while not self._eof:
             # The header and the end-of-stream check produce no output: do them even when the
             # caller asked for no bytes; decode a frame only while more output is wanted.
@@ -401,10 +475,9 @@ class SeqzipDecompressor:
                 break
             if not self._advance():
                 break
-        if self._eof and self._buffer:
-            self.unused_data = bytes(self._buffer)
-            self._buffer.clear()
-        take = len(self._pending) if limit is None else min(limit, len(self._pending))
+
+    def _take(self, max_length: int) -> bytes:
+        take = len(self._pending) if max_length < 0 else min(max_length, len(self._pending))
         out = bytes(self._pending[:take])
         del self._pending[:take]
         return out
@@ -414,27 +487,50 @@ class SeqzipDecompressor:
         try:
             if self._header is None:
                 header, used = parse_header(self._buffer)
-                self._model = model_for_header(header)
+                self._limits.check_length(self._before, header)
+                config = config_for_header(header)
+                self._limits.check_memory(header, config)
+                self._model = model_for_header(header, config)
                 self._symbol_map = _SymbolMap(header.alphabet)
                 self._header = header
             else:
-                expected = next_frame_symbols(self._header, self._done)
-                payload, used = parse_frame(self._buffer, 0, expected, self._frames)
-                symbols = coder.decode(self._model, payload, expected)
-                chunk = self._symbol_map.data(symbols)
-                self._crc = zlib.crc32(chunk, self._crc)
-                self._pending += chunk
-                self._done += expected
-                self._frames += 1
+                self._decode_frame()
+                return True
         except NeedMoreData:
             return False
         del self._buffer[:used]
+        self._check_end()
+        return True
+
+    def _decode_frame(self) -> None:
+        header, index = self._header, self._frames
+        expected = next_frame_symbols(header, self._done)
+        payload, checks, used = parse_frame(self._buffer, 0, expected, index, header.version)
+
+        def check(block: int, symbols: np.ndarray) -> None:
+            if block_check(symbols) != checks[block]:
+                raise CorruptError(f"frame {index} block {block} does not decode to what was "
+                                   "coded (corrupt data)")
+
+        symbols = coder.decode(self._model, payload, expected,
+                               block_bounds(expected) if checks else None,
+                               check if checks else None)
+        del self._buffer[:used]
+        chunk = self._symbol_map.data(symbols)
+        self._crc = zlib.crc32(chunk, self._crc)
+        self._pending += chunk
+        self._done += expected
+        self._frames += 1
+        self._check_end()
+
+    def _check_end(self) -> None:
         if self._done == self._header.length:
             if self._crc != self._header.crc32:
                 raise CorruptError("checksum of the decompressed data does not match (corrupt "
                                    "stream)")
             self._eof = True
-        return True
+            if self._model is not None:
+                self._model.close()
 
     @property
     def header(self) -> StreamHeader | None:
@@ -442,23 +538,39 @@ class SeqzipDecompressor:
         return self._header
 
 
-def decompress(data: bytes) -> bytes:
+def decompress(data: bytes, *, max_length: int | None = DEFAULT_MAX_LENGTH,
+               max_memory: int | None = DEFAULT_MAX_MEMORY) -> bytes:
     """Decompress ``data``: one or more concatenated seqzip streams.
+
+    ``max_length`` bounds the decoded bytes and ``max_memory`` the memory of a stream's model
+    (see :class:`Limits`; ``None``: no limit); streams asking for more are refused before
+    anything is decoded.
 
     Raises:
         TruncatedError (also an EOFError): the data ends inside a stream.
-        NotSeqzipError: not a seqzip stream (also for bytes trailing after a stream).
-        UnsupportedVersionError, CorruptError: see :mod:`seqzip.errors`.
+        NotSeqzipError: not a seqzip stream.
+        CorruptError: a damaged stream, or data that is not a stream after the last one.
+        UnsupportedVersionError: see :mod:`seqzip.errors`.
+        LimitError: a stream asks for more than the limits.
     """
-    data = memoryview(data).tobytes()
-    results = []
-    while data:
-        d = SeqzipDecompressor()
-        results.append(d.decompress(data))
-        if not d.eof:
+    d = SeqzipDecompressor(_limits(max_length, max_memory))
+    d._buffer += memoryview(data).cast("B")
+    results, streams = [], 0
+    while True:
+        try:
+            d._run(None)
+        except NotSeqzipError:
+            if not streams:
+                raise
+            raise CorruptError(f"{len(d._buffer):,} bytes after the end of the last stream "
+                               "are not a seqzip stream") from None
+        results.append(d._take(-1))
+        if not d._eof:
             raise TruncatedError("compressed data ended before the end of the stream")
-        data = d.unused_data
-    return b"".join(results)
+        if not d._buffer:
+            return b"".join(results)
+        d._next_stream()
+        streams += 1
 
 
 class SeqzipCompressor:
@@ -507,11 +619,12 @@ class SeqzipCompressor:
 
 
 class _DecompressReader(io.RawIOBase):
-    """Raw reader over concatenated streams in a binary file object."""
+    """Raw reader over concatenated streams in a binary file object: one decompressor goes
+    from stream to stream over one buffer (linear time however many streams there are)."""
 
-    def __init__(self, fp: IO[bytes]) -> None:
+    def __init__(self, fp: IO[bytes], limits: Limits | None = None) -> None:
         self._fp = fp
-        self._decompressor = SeqzipDecompressor()
+        self._decompressor = SeqzipDecompressor(limits)
         self._started = False
 
     def readable(self) -> bool:
@@ -523,30 +636,39 @@ class _DecompressReader(io.RawIOBase):
             out[:len(data)] = data
         return len(data)
 
+    def _fill(self) -> bool:
+        data = self._fp.read(CHUNK)
+        if data:
+            self._started = True
+            self._decompressor._buffer += data
+        return bool(data)
+
     def read(self, size: int = -1) -> bytes:
         if size < 0:
             return self.readall()
         if size == 0:
             return b""
-        while True:
-            if self._decompressor.eof:
-                rest = self._decompressor.unused_data or self._fp.read(CHUNK)
-                if not rest:
+        d = self._decompressor
+        while not d._pending:
+            if d._eof:
+                if not d._buffer and not self._fill():
                     return b""
-                self._decompressor = SeqzipDecompressor()
-                data = rest
-            elif self._decompressor.needs_input:
-                data = self._fp.read(CHUNK)
-                if not data:
-                    if not self._started:
-                        return b""  # an empty file holds no stream, as with bz2
-                    raise TruncatedError("compressed data ended before the end of the stream")
-            else:
-                data = b""
-            self._started = True
-            out = self._decompressor.decompress(data, size)
-            if out:
-                return out
+                d._next_stream()
+                self._streams += 1
+            try:
+                d._run(size)
+            except NotSeqzipError:
+                if not self._streams:
+                    raise
+                raise CorruptError("data after the end of the last stream is not a seqzip "
+                                   "stream") from None
+            if not d._pending and not d._eof and not self._fill():
+                if not self._started:
+                    return b""  # an empty file holds no stream, as with bz2
+                raise TruncatedError("compressed data ended before the end of the stream")
+        return d._take(size)
+
+    _streams = 0  # streams finished before the current one
 
 
 class SeqzipFile(io.BufferedIOBase):
@@ -823,12 +945,12 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
             src.seek(position)
             expected = next_frame_symbols(header, done)
             try:
-                payload_len, _ = parse_frame_head(src.read(FRAME_HEAD.size), 0, expected,
+                payload_len, _ = parse_frame_head(src.read(FRAME_HEAD_SIZE), 0, expected,
                                                   frames)
             except NeedMoreData:
                 raise TruncatedError("compressed data ended before the end of the stream"
                                      ) from None
-            position += FRAME_HEAD.size + payload_len
+            position += frame_size_on_disk(header.version, expected, payload_len)
             done += expected
             frames += 1
         if position > size:

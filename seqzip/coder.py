@@ -59,8 +59,12 @@ def encode(model, symbols: np.ndarray) -> bytes:
     return encoder.get_compressed().astype("<u4", copy=False).tobytes()
 
 
-def decode(model, payload: bytes, n_symbols: int) -> np.ndarray:
+def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np.ndarray:
     """Decode ``n_symbols`` symbols from ``payload`` made by :func:`encode` with the same model.
+
+    With ``blocks`` ((start, end) pairs covering the symbols in order), ``check(i, symbols)``
+    is called on block ``i``'s decoded symbols as soon as they are decoded, before the next
+    block: it raises to stop decoding a payload that has gone wrong.
 
     Raises:
         CorruptError: the payload does not decode to exactly ``n_symbols`` symbols.
@@ -68,23 +72,32 @@ def decode(model, payload: bytes, n_symbols: int) -> np.ndarray:
     """
     if len(payload) % 4:
         raise CorruptError("payload length is not a whole number of 32-bit words")
+    if blocks is None:
+        blocks = [(0, n_symbols)] if n_symbols else []
     if model.alphabet_size == 1:
         if payload:
             raise CorruptError("payload of a one-symbol alphabet must be empty")
-        return np.zeros(n_symbols, dtype=np.uint8)
+        out = np.zeros(n_symbols, dtype=np.uint8)
+        for i, (start, end) in enumerate(blocks if check is not None else ()):
+            check(i, out[start:end])
+        return out
     words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
     try:
         decoder = RangeDecoder(words)
     except (ValueError, RuntimeError) as exc:  # impossible word sequences are refused up front
         raise CorruptError(f"range decoder rejected the payload: {exc}") from None
     out = np.zeros(n_symbols, dtype=np.uint8)
-    try:
-        run(model.kernel, DECODE, out, decoder, _categorical, _bernoulli, _BERNOULLI)
-    except (ValueError, RuntimeError, AssertionError) as exc:
-        # constriction raises AssertionError ("compressed data that is invalid for the
-        # employed entropy model") when the words run out in an impossible state; the loop
-        # raises ValueError for a decoded symbol the model rules out
-        raise CorruptError(f"payload does not decode: {exc}") from None
+    for i, (start, end) in enumerate(blocks):
+        try:
+            run(model.kernel, DECODE, out[start:end], decoder, _categorical, _bernoulli,
+                _BERNOULLI)
+        except (ValueError, RuntimeError, AssertionError) as exc:
+            # constriction raises AssertionError ("compressed data that is invalid for the
+            # employed entropy model") when the words run out in an impossible state; the
+            # loop raises ValueError for a decoded symbol the model rules out
+            raise CorruptError(f"payload does not decode: {exc}") from None
+        if check is not None:
+            check(i, out[start:end])
     if not decoder.maybe_exhausted():
         raise CorruptError("payload holds more data than its symbols use")
     return out

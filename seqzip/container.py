@@ -3,8 +3,8 @@
 A stream is a header followed by frames; streams may be concatenated.  All integers are
 little-endian.
 
-Header (``VERSION`` 3; version 2, still read, stored every config as its JSON array; version 1
-stored it as a JSON object with keys)::
+Header (``VERSION`` 4; versions 2 and 3 are still read: version 2 stored every config as its
+JSON array; version 1 stored it as a JSON object with keys)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
@@ -24,8 +24,17 @@ Frame, repeated until ``length`` symbols are coded::
 
     n_symbols    4  symbols in this frame, min(frame_size, remaining)
     payload_len  4  payload bytes, a multiple of 4, bounded by the coder's worst case
-    frame_crc    4  CRC-32 of n_symbols, payload_len and the payload
+    frame_crc    4  CRC-32 of n_symbols, payload_len, the checks and the payload
+    checks     2*k  version 4: a 16-bit check of each block of decoded symbols (below)
     payload      *  range coder words
+
+Block checks (version 4).  A frame's symbols fall in blocks of 1,024, 2,048, 4,096, ...
+symbols (each twice the last; ``block_bounds``), and the frame stores the low 16 bits of the
+CRC-32 of each block's symbol indices.  The decoder checks each block as soon as it is decoded,
+so a damaged or forged payload fails within the first block it breaks, not after the 2^24
+symbols a frame may declare: the work a hostile frame can cost is bounded by the work of the
+valid symbols before it plus one block (at most as many again).  A frame of 2^20 symbols
+carries 11 checks (22 bytes).  Versions 2 and 3 have no checks; their frames are decoded whole.
 
 Every field is checked before it is used, so no allocation is ever sized by an unchecked field.
 
@@ -44,8 +53,10 @@ from dataclasses import dataclass
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
 MAGIC = b"\xb7SQZ"
-VERSION = 3
-READABLE = (2, 3)  # format versions this build decodes
+VERSION = 4
+READABLE = (2, 3, 4)  # format versions this build decodes
+CHECKED = 4  # the first version with block checks in its frames
+FIRST_BLOCK = 1 << 10  # symbols in a frame's first checked block; each next one is twice as long
 MAX_CONFIG_BYTES = 4096
 MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24
@@ -146,9 +157,45 @@ def next_frame_symbols(header: StreamHeader, done: int) -> int:
     return min(header.frame_size, header.length - done)
 
 
-def pack_frame(n_symbols: int, payload: bytes) -> bytes:
+def block_bounds(n_symbols: int) -> list[tuple[int, int]]:
+    """The checked blocks of a frame of ``n_symbols`` symbols: (start, end) pairs, the first
+    ``FIRST_BLOCK`` long and each next one twice the last, the final one cut at the end.
+
+        >>> block_bounds(5000)
+        [(0, 1024), (1024, 3072), (3072, 5000)]
+        >>> len(block_bounds(1 << 20)), block_bounds(0)
+        (11, [])
+    """
+    bounds, start, size = [], 0, FIRST_BLOCK
+    while start < n_symbols:
+        bounds.append((start, min(start + size, n_symbols)))
+        start += size
+        size *= 2
+    return bounds
+
+
+def check_bytes(version: int, n_symbols: int) -> int:
+    """Bytes of block checks in a frame of ``n_symbols`` symbols in format ``version``."""
+    return 2 * len(block_bounds(n_symbols)) if version >= CHECKED else 0
+
+
+def block_check(symbols) -> int:
+    """The 16-bit check of one block of symbol indices (a buffer of uint8)."""
+    return zlib.crc32(symbols) & 0xFFFF
+
+
+def frame_checks(symbols) -> bytes:
+    """The block checks of a frame's symbol indices (``symbols``: a uint8 numpy array)."""
+    return b"".join(struct.pack("<H", block_check(symbols[a:b]))
+                    for a, b in block_bounds(len(symbols)))
+
+
+def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"") -> bytes:
+    """A frame: its head, the block checks (version 4; empty for older versions), the
+    payload."""
     head = struct.pack("<II", n_symbols, len(payload))
-    return head + _CRC.pack(zlib.crc32(payload, zlib.crc32(head))) + payload
+    body = checks + payload
+    return head + _CRC.pack(zlib.crc32(body, zlib.crc32(head))) + body
 
 
 def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
@@ -171,9 +218,15 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
     return payload_len, frame_crc
 
 
+def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
+    """Bytes of a frame of ``n_symbols`` symbols with a payload of ``payload_len`` bytes."""
+    return FRAME_HEAD.size + check_bytes(version, n_symbols) + payload_len
+
+
 def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
-                index: int) -> tuple[bytes, int]:
-    """Check the frame at ``buf[offset:]``; return a copy of its payload and the offset past it.
+                index: int, version: int = VERSION) -> tuple[bytes, list[int], int]:
+    """Check the frame at ``buf[offset:]``; return a copy of its payload, its block checks
+    (empty before version 4) and the offset past it.
 
     Raises:
         NeedMoreData: ``buf`` ends inside the frame.
@@ -181,9 +234,12 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
     """
     payload_len, frame_crc = parse_frame_head(buf, offset, expected_symbols, index)
     start = offset + FRAME_HEAD.size
-    if len(buf) < start + payload_len:
+    n_checks = check_bytes(version, expected_symbols)
+    end = start + n_checks + payload_len
+    if len(buf) < end:
         raise NeedMoreData
-    payload = bytes(buf[start:start + payload_len])
-    if zlib.crc32(payload, zlib.crc32(bytes(buf[offset:offset + 8]))) != frame_crc:
+    body = bytes(buf[start:end])
+    if zlib.crc32(body, zlib.crc32(bytes(buf[offset:offset + 8]))) != frame_crc:
         raise CorruptError(f"frame {index} checksum mismatch (corrupt data)")
-    return payload, start + payload_len
+    checks = list(struct.unpack_from(f"<{n_checks // 2}H", body))
+    return body[n_checks:], checks, end

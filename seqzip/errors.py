@@ -23,3 +23,8 @@ class CorruptError(SeqzipError):
 
 class TruncatedError(SeqzipError, EOFError):
     """The compressed data ended before the end of the stream."""
+
+
+class LimitError(SeqzipError):
+    """The stream asks for more than the decoder's limits allow (its declared length or its
+    model's memory): the data may be fine; raise the limit to decode it."""

@@ -22,7 +22,7 @@ import dataclasses
 from typing import IO, Any
 
 from .api import config_for_header, spec_for_header
-from .container import (FRAME_HEAD, NeedMoreData, StreamHeader, next_frame_symbols, parse_frame,
+from .container import (NeedMoreData, StreamHeader, next_frame_symbols, parse_frame,
                         parse_header)
 from .errors import TruncatedError
 from .models import DEFAULT_LEVEL, LEVELS
@@ -111,9 +111,9 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
     size, done, frames = used, 0, 0
     while done < header.length:
         expected = next_frame_symbols(header, done)
-        payload, used = _parse(buf, parse_frame, expected, frames)
+        payload, _, used = _parse(buf, parse_frame, expected, frames, header.version)
         del buf.data[:used]
-        size += FRAME_HEAD.size + len(payload)
+        size += used
         done += expected
         frames += 1
     levels = levels_of(header)

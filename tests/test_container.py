@@ -17,6 +17,13 @@ GOLDEN_INPUT = b"seqzip golden input: abracadabra, abracadabra! \x00\x01\xff" * 
 # Pinned by hand from a reviewed build.  A deliberate format change bumps container.VERSION and
 # these values in one commit; any other change here means streams no longer decode.
 GOLDEN_HEX = (
+    "b753515a04010100050100000000000000960000000000000000001000030000000310000400000000bed23f"
+    "04000000000000000000000000000000807e5be70082d4a830960000002000000090222863bb2de8833ecf63"
+    "1345a5131241c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
+
+# The same input and settings written by format version 3 (no block checks): every later build
+# must still decode it.
+GOLDEN_HEX_V3 = (
     "b753515a03010100050100000000000000960000000000000000001000030000000310000400000000bed23f"
     "04000000000000000000000000000000807e5be7007e31bb9a96000000200000008e8b18b5e8833ecf631345"
     "a5131241c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
@@ -30,26 +37,56 @@ GOLDEN_HEX_V2 = (
 
 # The learned models, pinned by SHA-256 of a 3 KB stream (long enough for dozens of training
 # steps of every network): any change to their arithmetic, initialisation or defaults shows.
+# Each row: model, level, the stream's size and SHA-256 in format 4, then in format 3 (the same
+# payloads without block checks, as the last format-3 build wrote them).
 GOLDEN_STREAMS = [
-    ("glnn", 1, 161, "a5b052a4d77c0f10bbf12a8e7b8a61a1e436567aae06b5019a1beb663b480fca"),
-    ("glnn", 6, 129, "3daa05d045a5c13bb311258c27027c1fb8e353c3b4985e13ed1bb6d29d9acb86"),
-    ("lstm", 1, 161, "221ece2493f9207e69870461f9ef82e0f37b1db3d31049cf7396630846bc6372"),
-    ("mlstm", 1, 157, "3f4ee725f9a3f1f3a2ad4f4d1a0b3c0d9b9ad5eff5e27384949ee9a3c0c50db1"),
-    ("mlstm", 6, 133, "c2c4b874201ff7e7ac71ea517de6b2b6db8f9cd2fed42530da874f67c7862526"),
-    ("mrnn", 1, 161, "fae5f607eaa599e288ea8982bdb2f07928325d800597537c230f9eaeae3eafe2"),
-    ("ctw", 6, 145, "e925cc3a4cbf3aa3084863b5f3e45b487c1a76c75ab2af50362652c116603915"),
-    ("cm", 1, 117, "00c77759e784b23739a70675cbb5c38ef6f6e2666aadbaefec9c22275072742e"),
-    ("cm", 6, 113, "5e9f2ea959a82aa0cfcfa82d79e1f79863d783b6101d2a7987d2b5e698b186dc"),
-    ("cm", 9, 113, "5190b18acb355b16ebaf87f2074e368aecdd1839d56ef12adf11ffc7be38215b"),
+    ("glnn", 1, 165, "b45e5f5296cec19e9fca2488166405878c74ce6274790b0f34a3c940eed63a32",
+     161, "a5b052a4d77c0f10bbf12a8e7b8a61a1e436567aae06b5019a1beb663b480fca"),
+    ("glnn", 6, 133, "438403062d9fd3cd3923384c99e36ae3f897b1ca3560cbc88d12304964d48f1d",
+     129, "3daa05d045a5c13bb311258c27027c1fb8e353c3b4985e13ed1bb6d29d9acb86"),
+    ("lstm", 1, 165, "5bc7b481301383c6bd40c6671bcf090f09206b44d9e5873650ad0c5676b14bdf",
+     161, "221ece2493f9207e69870461f9ef82e0f37b1db3d31049cf7396630846bc6372"),
+    ("mlstm", 1, 161, "25ac9b25f410ddf3750fc42782a07c68dd76199ad647d120830a10ae431b9950",
+     157, "3f4ee725f9a3f1f3a2ad4f4d1a0b3c0d9b9ad5eff5e27384949ee9a3c0c50db1"),
+    ("mlstm", 6, 137, "3056d0ff6549b3677890af8a3f750f700ec06396ee6fd18aa915e68aff9e5a39",
+     133, "c2c4b874201ff7e7ac71ea517de6b2b6db8f9cd2fed42530da874f67c7862526"),
+    ("mrnn", 1, 165, "037d964b50814593cabfa58e53b2212eebebc16ef8daf09bfa0b933f724a47ca",
+     161, "fae5f607eaa599e288ea8982bdb2f07928325d800597537c230f9eaeae3eafe2"),
+    ("ctw", 6, 149, "8f6b1bdc0e303347cc3388455e671a3fef4ee976220e0e953b005a8fb9122425",
+     145, "e925cc3a4cbf3aa3084863b5f3e45b487c1a76c75ab2af50362652c116603915"),
+    ("cm", 1, 121, "3e68abd0d2a23a4abc22abf00736e626e2745f595cfe75ca3477e760ba854dae",
+     117, "00c77759e784b23739a70675cbb5c38ef6f6e2666aadbaefec9c22275072742e"),
+    ("cm", 6, 117, "5a0f726abce730b8e7d12d24de2f8e591b168aa34b578f22d26aa475ed63186a",
+     113, "5e9f2ea959a82aa0cfcfa82d79e1f79863d783b6101d2a7987d2b5e698b186dc"),
+    ("cm", 9, 117, "28404170d4db585c49568ef512ab4e13f08ed904946eb6edd1e829b6beff5b50",
+     113, "5190b18acb355b16ebaf87f2074e368aecdd1839d56ef12adf11ffc7be38215b"),
 ]
 
 
-@pytest.mark.parametrize("model, level, size, sha256", GOLDEN_STREAMS)
-def test_golden_streams_of_every_learned_model(model, level, size, sha256):
+def as_version_3(stream: bytes) -> bytes:
+    """A format-4 stream rewritten as format 3 wrote it: the same header with version 3, the
+    same payloads, no block checks (frame CRCs recomputed)."""
+    header, offset = container.parse_header(stream)
+    out = container.StreamHeader(header.model_id, header.config, header.seed, header.length,
+                                 header.frame_size, header.alphabet, header.crc32, 3).pack()
+    done, index = 0, 0
+    while done < header.length:
+        n = container.next_frame_symbols(header, done)
+        payload, _, offset = container.parse_frame(stream, offset, n, index, 4)
+        out += container.pack_frame(n, payload)
+        done, index = done + n, index + 1
+    return out
+
+
+@pytest.mark.parametrize("model, level, size, sha256, size3, sha256_3", GOLDEN_STREAMS)
+def test_golden_streams_of_every_learned_model(model, level, size, sha256, size3, sha256_3):
     data = GOLDEN_INPUT * 20
     packed = seqzip.compress(data, model=model, level=level, seed=1)
     assert (len(packed), hashlib.sha256(packed).hexdigest()) == (size, sha256)
     assert seqzip.decompress(packed) == data
+    old = as_version_3(packed)  # the payloads are those format 3 pinned, and still decode
+    assert (len(old), hashlib.sha256(old).hexdigest()) == (size3, sha256_3)
+    assert seqzip.decompress(old) == data
 
 
 # The level presets of every family, as version-3 headers refer to them by level: a change to any
@@ -74,6 +111,12 @@ def test_golden_bytes():
     assert packed[:4] == container.MAGIC and packed[4] == container.VERSION
     assert packed.hex() == GOLDEN_HEX
     assert seqzip.decompress(bytes.fromhex(GOLDEN_HEX)) == GOLDEN_INPUT
+
+
+def test_version_3_streams_still_decode():
+    old = bytes.fromhex(GOLDEN_HEX_V3)
+    assert old[4] == 3 and seqzip.decompress(old) == GOLDEN_INPUT
+    assert as_version_3(bytes.fromhex(GOLDEN_HEX)) == old
 
 
 def test_version_2_streams_still_decode():
@@ -105,7 +148,7 @@ def test_header_layout():
     packed = small_stream(seed=0xDEADBEEF)
     header, end = container.parse_header(packed)
     magic, version, model_id, config_len = struct.unpack_from("<4sBBH", packed)
-    assert (magic, version, model_id) == (b"\xb7SQZ", 3, MODELS[DEFAULT_MODEL].model_id)
+    assert (magic, version, model_id) == (b"\xb7SQZ", 4, MODELS[DEFAULT_MODEL].model_id)
     assert config_len == 1  # the default level's preset
     seed, length, frame_size = struct.unpack_from("<QQI", packed, 8 + config_len)
     assert seed == 0xDEADBEEF == header.seed and length == 520 == header.length
@@ -173,7 +216,7 @@ def rebuild_header(packed: bytes, **changes) -> bytes:
 
 @pytest.mark.parametrize("changes, message", [
     (dict(length=2**63), "absurd length"),
-    (dict(length=10**12), "expected"),  # frame declares fewer symbols than such a length needs
+    (dict(length=10**11), "expected"),  # frame declares fewer symbols than such a length needs
     (dict(length=519), "expected"),
     (dict(frame_size=0), "frame size"),
     (dict(frame_size=2**31), "frame size"),
@@ -209,24 +252,49 @@ def test_absurd_frame_payload_length_is_rejected_before_reading():
         seqzip.decompress(bad)
 
 
-def test_trailing_garbage_is_an_error():
-    with pytest.raises(NotSeqzipError):
-        seqzip.decompress(small_stream() + b"garbage")
+@pytest.mark.parametrize("reader", ["decompress", "open"])
+def test_trailing_garbage_is_an_error_that_says_so(reader):
+    packed = small_stream() + b"garbage"
+    with pytest.raises(CorruptError, match="after the end of the last stream"):
+        if reader == "decompress":
+            seqzip.decompress(packed)
+        else:
+            seqzip.open(io.BytesIO(packed)).read()
+    with pytest.raises(NotSeqzipError):  # not a stream at all is still "not seqzip"
+        seqzip.decompress(b"garbage" + packed)
+
+
+def forge_frame(n_symbols: int, payload: bytes, checks: bytes) -> bytes:
+    """A frame with a valid frame CRC around whatever payload and checks it is given."""
+    return container.pack_frame(n_symbols, payload, checks)
 
 
 def test_valid_frame_checksum_but_wrong_payload():
-    """A payload forged with a matching frame checksum still fails the data checksum."""
-    packed = small_stream(b"0123456789" * 40)
-    _, end = container.parse_header(packed)
-    n, size, _ = struct.unpack_from("<III", packed, end)
-    payload = bytearray(packed[end + 12:end + 12 + size])
-    payload[len(payload) // 2] ^= 0x55
-    head = struct.pack("<II", n, size)
-    forged = (packed[:end] + head + struct.pack("<I", zlib.crc32(bytes(payload),
-                                                                 zlib.crc32(head)))
-              + bytes(payload) + packed[end + 12 + size:])
-    with pytest.raises(CorruptError):
+    """A payload forged with a matching frame checksum fails its first block's check."""
+    packed = small_stream(b"0123456789" * 400, model="order2")
+    header, end = container.parse_header(packed)
+    payload, checks, after = container.parse_frame(packed, end, 4000, 0)
+    assert len(checks) == 3  # blocks of 1,024, 2,048 and 928 symbols
+    bad = bytearray(payload)
+    bad[0] ^= 0x55
+    forged = packed[:end] + forge_frame(4000, bytes(bad), struct.pack("<3H", *checks))
+    with pytest.raises(CorruptError, match="frame 0 block 0"):
         seqzip.decompress(forged)
+
+
+@pytest.mark.parametrize("model", ["order2", "ctw", "cm"])
+def test_a_forged_frame_of_2_24_symbols_fails_in_its_first_block(model):
+    """The CPU bomb of issue 15: a header declaring frames of 2^24 symbols, each with a valid
+    frame CRC around an empty or random payload, made the decoder run the model over all of
+    them before any check.  Now the first block of 1,024 symbols is checked."""
+    n = container.MAX_FRAME
+    header = container.StreamHeader(MODELS[model].model_id, b"\x06", 0, 1000 * n, n,
+                                     bytes(range(256)), 0).pack()
+    blocks = len(container.block_bounds(n))
+    for payload in (b"", bytes(range(64)) * 4):
+        decoder = seqzip.SeqzipDecompressor()
+        with pytest.raises(CorruptError, match="frame 0 block 0|does not decode"):
+            decoder.decompress(header + forge_frame(n, payload, b"\x00\x00" * blocks))
 
 
 def test_error_classes():

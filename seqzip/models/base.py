@@ -51,6 +51,11 @@ class Model:
     def alphabet_size(self) -> int:
         return len(self.alphabet)
 
+    def close(self) -> None:
+        """Let go of the kernel (its buffers are freed unless someone else holds it); the
+        model cannot predict after this.  Calling it again does nothing."""
+        self.kernel = self.predict = self.update = None
+
     def make_kernel(self):
         raise NotImplementedError
 
