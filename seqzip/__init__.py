@@ -18,18 +18,18 @@ __version__ = "0.1.0"
 _LAZY = {
     "compress": "api", "decompress": "api", "open": "api", "compress_file": "api",
     "decompress_file": "api", "SeqzipCompressor": "api", "SeqzipDecompressor": "api",
-    "SeqzipFile": "api",
+    "SeqzipFile": "api", "Limits": "api",
     "SeqzipError": "errors", "NotSeqzipError": "errors", "UnsupportedVersionError": "errors",
-    "CorruptError": "errors", "TruncatedError": "errors",
+    "CorruptError": "errors", "TruncatedError": "errors", "LimitError": "errors",
     "MODELS": "models", "DEFAULT_MODEL": "models", "DEFAULT_LEVEL": "models",
 }
 
 __all__ = [*_LAZY, "__version__"]
 
 if TYPE_CHECKING:
-    from .api import (SeqzipCompressor, SeqzipDecompressor, SeqzipFile, compress, compress_file,
-                      decompress, decompress_file, open)
-    from .errors import (CorruptError, NotSeqzipError, SeqzipError, TruncatedError,
+    from .api import (Limits, SeqzipCompressor, SeqzipDecompressor, SeqzipFile, compress,
+                      compress_file, decompress, decompress_file, open)
+    from .errors import (CorruptError, LimitError, NotSeqzipError, SeqzipError, TruncatedError,
                          UnsupportedVersionError)
     from .models import DEFAULT_LEVEL, DEFAULT_MODEL, MODELS
 

@@ -26,9 +26,10 @@ import numpy as np
 
 from . import coder
 from .container import FRAME_HEAD as _FRAME_HEAD
-from .container import (DEFAULT_FRAME, MAX_FRAME, NeedMoreData, StreamHeader, block_bounds,
-                        block_check, frame_checks, frame_size_on_disk, next_frame_symbols,
-                        pack_frame, parse_frame, parse_frame_head, parse_header)
+from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY, MAX_FRAME,
+                        NeedMoreData, StreamHeader, block_bounds, block_check, frame_checks,
+                        frame_size_on_disk, next_frame_symbols, pack_frame, parse_frame,
+                        parse_frame_head, parse_header)
 from .errors import CorruptError, LimitError, NotSeqzipError, SeqzipError, TruncatedError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
                      config_from_header, config_to_header, create, make_config, spec_by_id,
@@ -42,9 +43,6 @@ MIN_PIECE = 64 << 10
 MAX_PIECE = 8 << 20
 Progress = Callable[[int], None]
 FRAME_HEAD_SIZE = _FRAME_HEAD.size
-# Default limits of decoding (see Limits): every level of every model fits in them.
-DEFAULT_MAX_LENGTH = 256 << 30
-DEFAULT_MAX_MEMORY = 2 << 30
 
 
 def _check_seed(seed: int) -> int:
@@ -379,8 +377,8 @@ class Limits:
         need = config.memory_bytes(max(len(header.alphabet), 1))
         if self.max_memory is not None and need > self.max_memory:
             raise LimitError(
-                f"stream's model may need {need / 2**20:,.0f} MiB of memory, over the limit of "
-                f"{self.max_memory / 2**20:,.0f} MiB (max_memory, --max-memory)")
+                f"stream's model may need {need / 2**20:,.1f} MiB of memory, over the limit of "
+                f"{self.max_memory / 2**20:,.1f} MiB (max_memory, --max-memory)")
 
 
 def _limits(max_length: int | None, max_memory: int | None) -> Limits:
@@ -686,7 +684,9 @@ class SeqzipFile(io.BufferedIOBase):
 
     def __init__(self, filename: str | bytes | os.PathLike | BinaryIO, mode: str = "r",
                  level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL, seed: int = 0,
-                 block_size: int = DEFAULT_FRAME) -> None:
+                 block_size: int = DEFAULT_FRAME, max_length: int | None = DEFAULT_MAX_LENGTH,
+                 max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
+        self._limits = _limits(max_length, max_memory)
         if mode not in ("r", "rb", "w", "wb", "x", "xb", "a", "ab"):
             raise ValueError(f"invalid mode {mode!r}")
         self._reading = mode.startswith("r")
@@ -714,7 +714,7 @@ class SeqzipFile(io.BufferedIOBase):
         self._closed = False
 
     def _new_reader(self) -> io.BufferedReader:
-        return io.BufferedReader(_DecompressReader(self._fp))
+        return io.BufferedReader(_DecompressReader(self._fp, self._limits))
 
     @property
     def closed(self) -> bool:
@@ -845,10 +845,12 @@ class SeqzipFile(io.BufferedIOBase):
 def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
          level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL, seed: int = 0,
          encoding: str | None = None, errors: str | None = None,
-         newline: str | None = None, block_size: int = DEFAULT_FRAME
-         ) -> SeqzipFile | io.TextIOWrapper:
+         newline: str | None = None, block_size: int = DEFAULT_FRAME,
+         max_length: int | None = DEFAULT_MAX_LENGTH,
+         max_memory: int | None = DEFAULT_MAX_MEMORY) -> SeqzipFile | io.TextIOWrapper:
     """Open a seqzip file in binary (``"rb"``, ``"wb"``, ``"xb"``, ``"ab"``) or text mode (the
-    same with ``"t"``), like ``bz2.open``.  See :class:`SeqzipFile` for ``block_size``.
+    same with ``"t"``), like ``bz2.open``.  See :class:`SeqzipFile` for ``block_size`` and
+    :class:`Limits` for the limits of reading.
 
         >>> import tempfile, os
         >>> path = os.path.join(tempfile.mkdtemp(), "notes.sqz")
@@ -865,7 +867,8 @@ def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
         if encoding is not None or errors is not None or newline is not None:
             raise ValueError("encoding, errors and newline are for text mode only")
     binary = SeqzipFile(filename, mode.replace("t", ""), check_level(level), model=model,
-                        seed=seed, block_size=block_size)
+                        seed=seed, block_size=block_size, max_length=max_length,
+                        max_memory=max_memory)
     if "t" in mode:
         return io.TextIOWrapper(binary, encoding=io.text_encoding(encoding), errors=errors,
                                 newline=newline)
@@ -873,25 +876,33 @@ def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
 
 
 def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None, *,
-                    processes: int = 1) -> int:
+                    processes: int = 1, max_length: int | None = DEFAULT_MAX_LENGTH,
+                    max_memory: int | None = DEFAULT_MAX_MEMORY) -> int:
     """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
 
     ``progress(n)`` is called with the number of bytes decoded.  With ``processes`` > 1 and a
     seekable ``src`` holding several streams (as ``compress_file(..., processes=N)`` writes
-    them), the streams are decoded by that many worker processes.
+    them), the streams are decoded by that many worker processes.  ``max_length`` and
+    ``max_memory``: see :class:`Limits`.
 
     Raises:
         TruncatedError: ``src`` is empty or ends inside a stream.
         NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
+        LimitError: a stream asks for more than the limits.
     """
     _check_processes(processes)
+    limits = _limits(max_length, max_memory)
     if processes > 1 and _seekable(src):
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
         if len(spans) > 1 and all(s.length <= MAX_PIECE for s in spans):
-            return _decompress_pieces(src, dst, spans, processes, progress)
-    reader = _DecompressReader(src)
+            before = 0
+            for span in spans:
+                limits.check_length(before, span.header)
+                before += span.length
+            return _decompress_pieces(src, dst, spans, processes, progress, limits)
+    reader = _DecompressReader(src, limits)
     written = 0
     while chunk := reader.read(CHUNK * 16):
         written += dst.write(chunk) or 0
@@ -963,7 +974,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
 
 
 def _decompress_pieces(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], processes: int,
-                       progress: Progress | None) -> int:
+                       progress: Progress | None, limits: Limits) -> int:
     written = 0
     queue = collections.deque(spans)
     pending: collections.deque = collections.deque()
@@ -973,7 +984,8 @@ def _decompress_pieces(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], 
                 span = queue.popleft()
                 src.seek(span.start)
                 data = _read_exact(src, span.end - span.start)
-                pending.append(pool.apply_async(decompress, (data,)))
+                pending.append(pool.apply_async(decompress, (data,), dict(
+                    max_length=None, max_memory=limits.max_memory)))
             data = _wait(pending.popleft())
             written += dst.write(data) or 0
             if progress:

@@ -138,8 +138,7 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, click.ClickException):
         return exc.message
     if isinstance(exc, OSError) and exc.strerror:
-        where = f": {exc.filename}" if exc.filename else ""
-        return f"{exc.strerror}{where}"
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     return str(exc) or type(exc).__name__
 
 
@@ -167,8 +166,17 @@ class SeqzipGroup(click.Group):
             _check_levels(args)
             rv = super().main(args=args, prog_name=prog_name or "seqzip",
                               complete_var=complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            # One line, as for every other error: what is wrong and where help is.
+            command = exc.ctx.command_path if exc.ctx is not None else "seqzip"
+            command = command.replace(f" {MAIN_NAME}", "")
+            click.echo(f"seqzip: {exc.format_message()} (see '{command} --help')", err=True)
+            sys.exit(1)
         except click.ClickException as exc:
             exc.show()
+            sys.exit(1)
+        except MemoryError:
+            click.echo("seqzip: out of memory; nothing was written", err=True)
             sys.exit(1)
         except click.Abort:
             click.echo("seqzip: aborted", err=True)
@@ -287,6 +295,38 @@ def io_options(func: Callable) -> Callable:
     return func
 
 
+class SizeType(click.ParamType):
+    """A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024), or
+    ``none`` for no limit."""
+
+    name = "SIZE"
+    UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+    def convert(self, value, param, ctx):
+        if value is None or isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        if text == "NONE":
+            return None
+        match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([KMGT]?)", text)
+        if not match:
+            self.fail(f"{value!r} is not a size (e.g. 512M, 2G, or none)", param, ctx)
+        return int(float(match.group(1)) * self.UNITS[match.group(2)])
+
+
+def limit_options(func: Callable) -> Callable:
+    """--max-memory and --max-length: what a stream may ask of the decoder (seqzip.Limits)."""
+    from .container import DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY
+
+    func = click.option("--max-length", type=SizeType(), default=f"{DEFAULT_MAX_LENGTH >> 30}G",
+                        show_default=True,
+                        help="Refuse streams declaring more output than this (or 'none').")(func)
+    return click.option("--max-memory", type=SizeType(), default=f"{DEFAULT_MAX_MEMORY >> 30}G",
+                        show_default=True,
+                        help="Refuse streams whose model may need more memory than this "
+                             "(or 'none'); every level fits in the default.")(func)
+
+
 def model_options(func: Callable) -> Callable:
     func = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0,
                         show_default=True,
@@ -312,6 +352,8 @@ class Settings:
     level: int = DEFAULT_LEVEL
     model: str = DEFAULT_MODEL
     seed: int = 0
+    max_length: int | None = None
+    max_memory: int | None = None
 
     @property
     def processes(self) -> int:
@@ -420,10 +462,49 @@ def _sweep(fd: int) -> None:
             os.unlink(path)
 
 
+TMP_SUFFIX = ".sqztmp"
+
+
+def _temporary_name(name: str, pid: int, tag: str) -> str:
+    """``.NAME.PID-TAG.sqztmp``: hidden, beside its output, and recognisable as seqzip's, with
+    the process that made it (so that a later run can tell a stale one from a live one)."""
+    return f".{name}.{pid}-{tag}{TMP_SUFFIX}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but is someone else's
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: str, name: str) -> list[str]:
+    """Remove the temporary files a killed seqzip run left for output ``name`` in
+    ``directory`` (after SIGKILL of the whole process group, nothing else could); files of a
+    process still running are left alone.  Returns the paths removed."""
+    pattern = re.compile(rf"^\.{re.escape(name)}\.(\d+)-[0-9a-f]{{12}}{re.escape(TMP_SUFFIX)}$")
+    removed = []
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.match(entry)
+        if match and not _alive(int(match.group(1))):
+            path = os.path.join(directory, entry)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed.append(path)
+    return removed
+
+
 def _temporary_path(directory: str, name: str, janitor: Janitor) -> tuple[int, str]:
     """Create a new file beside ``name`` with mode 0666 & ~umask, watched by ``janitor``."""
     for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.tmp")
+        tmp = os.path.join(directory, _temporary_name(name, os.getpid(), os.urandom(6).hex()))
         janitor.watch(tmp)  # before the file exists: no instant in which it is unwatched
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
@@ -433,20 +514,79 @@ def _temporary_path(directory: str, name: str, janitor: Janitor) -> tuple[int, s
     raise UserError(f"{name}: cannot find a free temporary name in {directory}")
 
 
+def _special_output(path: str) -> bool:
+    """True when ``path`` is a character device or a FIFO: written into in place (as gzip and
+    zstd do with /dev/null), never replaced.  Other files that are not regular are refused."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return True
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise UserError(f"{path} is not a regular file, a character device or a FIFO")
+    return False
+
+
+def _as_output_error(exc: OSError, tmp: str, path: str) -> OSError:
+    """The same error, naming the output the user asked for instead of its temporary file."""
+    if exc.filename == tmp or exc.filename2 == tmp or (
+            exc.filename is None and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)):
+        return type(exc)(exc.errno, exc.strerror, path)
+    return exc
+
+
+def _publish(tmp: str, path: str, force: bool) -> None:
+    """Give the finished temporary file its name.  Without ``force`` the name is linked, so
+    that an output another process made in the meantime is never replaced; with ``force`` only
+    a regular file (or a link) is replaced."""
+    if force:
+        if os.path.lexists(path) and not os.path.islink(path) and not os.path.isfile(path):
+            raise UserError(f"{path} is not a regular file; it was left as it is")
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise UserError(f"{path} appeared while it was being written (another run?); "
+                        "it was left as it is and nothing was written") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV,
+                             errno.EMLINK):
+            raise
+        # A file system without hard links: the check and the rename are two steps here.
+        if os.path.lexists(path):
+            raise UserError(f"{path} appeared while it was being written (another run?); "
+                            "it was left as it is and nothing was written") from None
+        os.rename(tmp, path)
+        return
+    os.unlink(tmp)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str, force: bool, like: str | None) -> Iterator[IO[bytes]]:
-    """Write to a temporary file beside ``path`` and rename it into place on success.
+    """Write to a temporary file beside ``path`` and give it the name on success.
 
     A failure (full disk, bad input) or a signal (SIGINT, SIGTERM, SIGHUP, even SIGKILL:
     see :class:`Janitor`) leaves no partial or temporary file, and the input is never touched.
-    The output's mode follows the umask (0644 under 022) or, with ``like``, copies that file's
-    mode and times, as gzip does.  Worker processes (``-T``) end with their parent.
+    An existing output is replaced only with ``force``, and only if it is a regular file; an
+    output that appears while this one is written is never replaced (the name is linked).  A
+    character device or FIFO is written into in place.  The output's mode follows the umask
+    (0644 under 022) or, with ``like``, copies that file's mode and times, as gzip does.
+    Worker processes (``-T``) end with their parent.
     """
-    if os.path.lexists(path) and not force:
-        raise UserError(f"{path} already exists (use -f to overwrite)")
     if os.path.isdir(path):
         raise UserError(f"{path} is a directory")
+    if _special_output(path):
+        with ending_signals(cleanup=False), open(path, "wb") as out:
+            yield out
+        return
+    if os.path.lexists(path) and not force:
+        raise UserError(f"{path} already exists (use -f to overwrite)")
     directory = os.path.dirname(os.path.abspath(path))
+    remove_stale_temporaries(directory, os.path.basename(path))
     janitor = Janitor()
     try:
         fd, tmp = _temporary_path(directory, os.path.basename(path), janitor)
@@ -460,12 +600,14 @@ def atomic_output(path: str, force: bool, like: str | None) -> Iterator[IO[bytes
                     stat = os.stat(like)
                     os.chmod(out.fileno(), stat.st_mode & 0o7777)
                     os.utime(out.fileno(), ns=(stat.st_atime_ns, stat.st_mtime_ns))
-                os.replace(tmp, path)
+                _publish(tmp, path, force)
             janitor.release(tmp)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             janitor.release(tmp)
+            if isinstance(exc, OSError):
+                raise _as_output_error(exc, tmp, path) from None
             raise
     finally:
         janitor.close()
@@ -602,6 +744,8 @@ def _input_size(path: str) -> int | None:
 @contextlib.contextmanager
 def _open_input(path: str) -> Iterator[IO[bytes]]:
     if path == "-":
+        if sys.stdin is None:
+            raise UserError("standard input is closed")
         yield sys.stdin.buffer
         return
     if os.path.isdir(path):
@@ -664,6 +808,8 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
         try:
             out_path = None if discard else s.output if s.output is not None else (
                 "-" if s.to_stdout or path == "-" else name_output(path))
+            if out_path == "-" and sys.stdout is None:
+                raise UserError("standard output is closed")
             if out_path == "-" and binary_out and sys.stdout.isatty() and not s.force:
                 raise UserError("refusing to write compressed data to a terminal "
                                 "(use -o, redirect, or -f)")
@@ -695,7 +841,7 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
                 os.unlink(path)
         except BrokenPipeError:
             raise
-        except (UserError, SeqzipError, ValueError, OSError) as exc:
+        except (UserError, SeqzipError, ValueError, OSError, MemoryError) as exc:
             _report(path, exc)
             failed = True
     return 1 if failed else 0
@@ -704,7 +850,10 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
 def _report(path: str, exc: BaseException) -> None:
     message = _describe(exc)
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        message = "no space left on device; nothing was written"
+        where = f"{exc.filename}: " if exc.filename and exc.filename != path else ""
+        message = f"{where}no space left on device; nothing was written"
+    elif isinstance(exc, MemoryError):
+        message = "out of memory; nothing was written"
     prefix = "" if message.startswith(path) else f"{path}: "
     click.echo(f"seqzip: {prefix}{message}", err=True)
 
@@ -768,7 +917,8 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
     def work(src, dst, bar):
         counted = None if _is_regular(src) else _CountingReader(src)
         written = api.decompress_file(counted or src, dst, progress=bar.update,
-                                      processes=s.processes)
+                                      processes=s.processes, max_length=s.max_length,
+                                      max_memory=s.max_memory)
         compressed = counted.count if counted else os.fstat(src.fileno()).st_size
         return written, compressed
 
@@ -882,15 +1032,16 @@ def _list_line(r: dict) -> str:
 @io_options
 @level_options
 @model_options
+@limit_options
 @click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
                  keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, as_json) -> int:
+                 seed, max_memory, max_length, as_json) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose, level, model, seed)
+                        verbose, level, model, seed, max_length, max_memory)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -917,11 +1068,12 @@ def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, t
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @io_options
 @click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
+@limit_options
 def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-               verbose, test) -> int:
+               verbose, test, max_memory, max_length) -> int:
     """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself."""
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose)
+                        verbose, max_length=max_length, max_memory=max_memory)
     return decompress_files(files, settings, test=test)
 
 

@@ -61,6 +61,9 @@ MAX_CONFIG_BYTES = 4096
 MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24
 DEFAULT_FRAME = 1 << 20
+# Default limits of a decoder (seqzip.api.Limits): every level of every model fits in them.
+DEFAULT_MAX_LENGTH = 256 << 30  # decoded bytes
+DEFAULT_MAX_MEMORY = 2 << 30  # bytes a stream's model may allocate (its config's bound)
 
 # The coder never spends more than 24 bits on one coded decision (constriction's precision) and
 # codes at most 8 decisions per symbol (bit mode over 256 symbols), so a frame of n symbols fits

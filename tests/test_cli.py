@@ -471,7 +471,7 @@ def stray_files(directory, keep):
 def wait_for_temporary(directory, timeout=20):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any(p.name.endswith(".tmp") for p in directory.iterdir()):
+        if any(p.name.endswith(".sqztmp") for p in directory.iterdir()):
             return
         time.sleep(0.02)
     raise AssertionError("no temporary output appeared")

@@ -114,6 +114,11 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
 
 
 PRESET_LEVELS = range(1, 10)
+# Ranges of the CTW's size fields (its own config and the "ctwD@MiB" experts of other models):
+# a header is untrusted input, so they stop at what the levels use (depth 2-16, 512 MiB) with
+# a margin of 1.5x in depth and 2x in memory.
+CTW_MAX_DEPTH = 24
+CTW_MAX_MEMORY_MB = 1024
 
 
 def config_to_header(cls: type[C], config: C) -> bytes:

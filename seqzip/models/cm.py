@@ -64,7 +64,7 @@ class CMConfig:
                                        ("word", self.word, 0, 3), ("sparse", self.sparse, 0, 2),
                                        ("record", self.record, 0, 1),
                                        ("indirect", self.indirect, 0, 1),
-                                       ("gate_units", self.gate_units, 0, 257),
+                                       ("gate_units", self.gate_units, 0, 64),
                                        ("table_bits", self.table_bits, 10, 26),
                                        ("history_bits", self.history_bits, 10, 26),
                                        ("rate", self.rate, 0.0, 100.0),

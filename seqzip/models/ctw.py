@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._kernels.ctw import CTWKernel
+from .base import CTW_MAX_DEPTH as MAX_DEPTH
+from .base import CTW_MAX_MEMORY_MB as MAX_MEMORY_MB
 from .base import Model, check_range
 
 ESTIMATORS = ("kt", "zr")
@@ -33,10 +35,12 @@ class CTWConfig:
     when_full: str = "freeze"  # "freeze": stop adding contexts; "reset": start a new tree
 
     def __post_init__(self) -> None:
-        check_range("depth", self.depth, 0, 32)
+        # Ranges: the levels use depths 2-16 and 512 MiB; a header may ask for up to 1.5x the
+        # depth and 2x the memory (it is untrusted input).
+        check_range("depth", self.depth, 0, MAX_DEPTH)
         check_range("alpha", self.alpha, 1e-4, 16.0)
         check_range("count_limit", self.count_limit, 2, 65535)
-        check_range("memory_mb", self.memory_mb, 1, 4096)
+        check_range("memory_mb", self.memory_mb, 1, MAX_MEMORY_MB)
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}")
         if self.when_full not in WHEN_FULL:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .base import CTW_MAX_DEPTH, CTW_MAX_MEMORY_MB
+
 MAX_EXPERTS = 8
 
 
@@ -34,7 +36,7 @@ def _order2(order: int, alphabet: bytes, seed: int, *unused):
 
 # name -> (default parameter, largest parameter, builder(parameter, alphabet, seed))
 EXPERTS: dict[str, tuple[int | None, int, Callable]] = {
-    "ctw": (None, 32, _ctw),      # "ctwD": CTW of depth D
+    "ctw": (None, CTW_MAX_DEPTH, _ctw),      # "ctwD": CTW of depth D
     "order": (None, 2, _order2),  # "order1", "order2"
 }
 
@@ -50,9 +52,10 @@ def parse_experts(text: str) -> list[tuple]:
         if name not in EXPERTS or not digits or len(digits) > 2 or \
                 int(digits) > EXPERTS[name][1] or \
                 (memory and (name != "ctw" or not memory.isdigit() or len(memory) > 4
-                             or not 1 <= int(memory) <= 4096)):
+                             or not 1 <= int(memory) <= CTW_MAX_MEMORY_MB)):
             raise ValueError(f"unknown expert {token + ('@' + memory if memory else '')!r} "
-                             "(use ctwD with D <= 32, optionally @MiB, order1 or order2)")
+                             f"(use ctwD with D <= {CTW_MAX_DEPTH}, optionally @MiB up to "
+                             f"{CTW_MAX_MEMORY_MB}, order1 or order2)")
         item = (token if name == "order" else name, int(digits))
         out.append(item + (int(memory),) if memory else item)
     if len(out) > MAX_EXPERTS:

@@ -51,10 +51,15 @@ class GLNNConfig:
     # text (alice29.txt 2.0518 -> 2.0516 bpc with 8 units)
 
     def __post_init__(self) -> None:
-        check_range("n_units", self.n_units, 1, 1024)
-        check_range("connectivity", self.connectivity, 1, 64)
-        check_range("window", self.window, 1, 4096)
+        # Ranges: what the levels use (up to 32 units, d = 3, window / interval = 8) with a
+        # margin of 2x in units and about 3x in connectivity.  A header is untrusted input: these
+        # bound the memory and the work per symbol a stream can ask for (benchmarks/hostile.py).
+        check_range("n_units", self.n_units, 1, 64)
+        check_range("connectivity", self.connectivity, 1, 8)
+        check_range("window", self.window, 1, 256)
         check_range("interval", self.interval, 1, 4096)
+        if self.window > 8 * self.interval:
+            raise ValueError("window must be at most 8 times the interval")
         check_range("decay", self.decay, 0.0, 1.0)
         check_range("eps", self.eps, 1e-12, 1e6)
         check_range("writing_memory", self.writing_memory, 1, 1 << 24)
