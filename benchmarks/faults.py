@@ -1,0 +1,146 @@
+"""Faults (issue 15): signals at random points, SIGKILL and the next run, a full disk, and a
+large input streamed both ways in bounded memory.
+
+    python benchmarks/faults.py --runs 50            # signals: 50 runs per signal and direction
+    python benchmarks/faults.py --big 1024           # + a 1,024 MiB input both ways (order2 -1)
+
+Signals: ``seqzip compress`` / ``decompress`` of a 400 KB file is sent SIGINT, SIGTERM or
+SIGHUP after a random delay (0-4 s: before, during and after coding).  Afterwards the
+directory must hold the input (unchanged) and either no output or a complete output that
+decodes to the input; nothing else.  SIGKILL of the whole process group (the guardian child
+too) leaves the temporary file; the next run of the same command must remove it.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import seqzip  # noqa: E402
+from seqzip import corpora  # noqa: E402
+
+SEQZIP = [sys.executable, "-m", "seqzip.cli"]
+ENV = dict(os.environ, PYTHONPATH=ROOT)
+
+
+def digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def signal_runs(runs: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    work = tempfile.mkdtemp(prefix="seqzip-faults-")
+    data = corpora.generate("english", 400_000, seed=1).data
+    source = os.path.join(work, "in.txt")
+    with open(source, "wb") as f:
+        f.write(data)
+    packed = os.path.join(work, "packed.sqz")
+    with open(packed, "wb") as f:
+        f.write(seqzip.compress(data, 1, model="cm"))
+    want = {source: digest(source), packed: digest(packed)}
+    results = {}
+    for direction in ("compress", "decompress"):
+        for signame in ("SIGINT", "SIGTERM", "SIGHUP"):
+            bad, outputs = [], 0
+            for i in range(runs):
+                out = os.path.join(work, "out")
+                args = (["compress", "--model", "cm", "-1", "-q", "-o", out, source]
+                        if direction == "compress" else ["decompress", "-q", "-o", out, packed])
+                process = subprocess.Popen(SEQZIP + args, env=ENV, stderr=subprocess.DEVNULL,
+                                           start_new_session=True)
+                time.sleep(rng.uniform(0.0, 4.0))
+                try:
+                    os.killpg(process.pid, getattr(signal, signame))
+                except ProcessLookupError:
+                    pass
+                process.wait()
+                time.sleep(0.05)  # the guardian child removes the temporary file
+                names = sorted(os.listdir(work))
+                extra = [n for n in names if n not in ("in.txt", "packed.sqz", "out")]
+                if extra or digest(source) != want[source] or digest(packed) != want[packed]:
+                    bad.append((i, extra))
+                if os.path.exists(out):
+                    outputs += 1
+                    with open(out, "rb") as f:
+                        got = f.read()
+                    ok = (seqzip.decompress(got) == data if direction == "compress"
+                          else got == data)
+                    if not ok:
+                        bad.append((i, "partial output"))
+                    os.unlink(out)
+            results[f"{direction} {signame}"] = {"runs": runs, "complete outputs": outputs,
+                                                 "failures": bad}
+            print(f"{direction:10} {signame:7} {runs} runs: {outputs} finished before the "
+                  f"signal, {len(bad)} with a stray or partial file", flush=True)
+    # SIGKILL of the whole group: the temporary stays; the next run removes it.
+    out = os.path.join(work, "out")
+    process = subprocess.Popen(SEQZIP + ["compress", "--model", "cm", "-9", "-q", "-o", out,
+                                         source], env=ENV, start_new_session=True)
+    time.sleep(1.5)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    left = [n for n in os.listdir(work) if n.endswith(".sqztmp")]
+    subprocess.run(SEQZIP + ["compress", "--model", "order2", "-q", "-o", out, source],
+                   env=ENV, check=True)
+    after = [n for n in os.listdir(work) if n.endswith(".sqztmp")]
+    print(f"SIGKILL of the group left {left}; the next run left {after}")
+    results["sigkill"] = {"left": left, "after next run": after}
+    return results
+
+
+def big_run(mib: int) -> dict:
+    """A ``mib`` MiB generated text file through order2 -1 both ways, file to file; peak RSS
+    of each child process."""
+    work = tempfile.mkdtemp(prefix="seqzip-big-")
+    source = os.path.join(work, "big.txt")
+    block = corpora.generate("english", 1 << 20, seed=2).data
+    with open(source, "wb") as f:
+        for i in range(mib):
+            f.write(block[i % 7:] + block[:i % 7])
+    out = {}
+    for direction, args in (("compress", ["compress", "--model", "order2", "-1", "-q", "-o",
+                                          source + ".sqz", source]),
+                            ("decompress", ["decompress", "-q", "-o", source + ".out",
+                                            source + ".sqz"])):
+        start = time.time()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(SEQZIP + args, env=ENV, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out[direction] = {"seconds": round(time.time() - start, 1),
+                          "cpu_seconds": round(after.ru_utime - before.ru_utime, 1),
+                          "peak_rss_mib": after.ru_maxrss // 1024}
+        print(f"{mib} MiB {direction}: {out[direction]}", flush=True)
+    same = digest(source) == digest(source + ".out")
+    out["compressed_bytes"] = os.path.getsize(source + ".sqz")
+    out["round_trip_exact"] = same
+    print(f"{mib} MiB -> {out['compressed_bytes']:,} bytes; round trip exact: {same}")
+    for name in (source, source + ".sqz", source + ".out"):
+        os.unlink(name)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--big", type=int, default=0, help="MiB of the large input (0: none)")
+    args = parser.parse_args()
+    if args.runs:
+        signal_runs(args.runs, args.seed)
+    if args.big:
+        big_run(args.big)
+
+
+if __name__ == "__main__":
+    main()
