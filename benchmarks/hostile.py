@@ -16,10 +16,8 @@ import dataclasses
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
