@@ -24,13 +24,15 @@ from typing import IO, Any, BinaryIO, Callable, Iterator
 import numpy as np
 
 from . import coder
-from .container import (DEFAULT_FRAME, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
+from .container import (DEFAULT_FRAME, DICTIONARY_VERSION, FRAME_HEAD, MAX_FRAME, NeedMoreData,
+                        StreamHeader,
                         next_frame_symbols, pack_frame, parse_frame, parse_frame_head,
                         parse_header)
-from .errors import CorruptError, SeqzipError, TruncatedError
+from .errors import CorruptError, DictionaryError, SeqzipError, TruncatedError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
                      config_from_header, config_to_header, create, make_config, spec_by_id,
                      spec_by_name)
+from .predictor import Predictor
 
 CHUNK = 1 << 16
 SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
@@ -79,17 +81,59 @@ def config_for_header(header: StreamHeader) -> Any:
         raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
 
 
-def model_for_header(header: StreamHeader) -> Model | None:
-    """Build the model a stream was coded with, from its header alone (None for empty data).
+def model_for_header(header: StreamHeader, dictionary: Predictor | None = None
+                     ) -> Model | None:
+    """Build the model a stream was coded with, from its header alone (None for empty data),
+    or, for a stream coded from a model file, from that file's state (``dictionary``).
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
+        DictionaryError: the stream needs a model file and ``dictionary`` is not that one.
     """
+    if header.dictionary:
+        return _dictionary_model(header, dictionary)
     config = config_for_header(header)
     if not header.alphabet:
         return None
     return create(spec_for_header(header).name, config, alphabet=header.alphabet,
                   seed=header.seed)
+
+
+def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predictor | None:
+    """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
+    given.
+
+    Raises:
+        ValueError: not a readable model file.
+        OSError: the file cannot be read.
+    """
+    if dictionary is None or isinstance(dictionary, Predictor):
+        return dictionary
+    return Predictor.load(dictionary)
+
+
+def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Model | None:
+    wanted = header.dictionary.hex()
+    if dictionary is None:
+        raise DictionaryError(f"stream was coded with model file {wanted} (sha256 prefix): "
+                              "give that file as the dictionary (--dict)")
+    if dictionary.file_hash != header.dictionary:
+        raise DictionaryError(f"stream was coded with model file {wanted}, not with the "
+                              f"given one ({dictionary.file_hash.hex()})")
+    spec = spec_by_name(dictionary.model_name)
+    if spec.model_id != header.model_id or \
+            config_for_header(header) != dictionary.config or header.seed != dictionary.seed:
+        raise CorruptError("stream header disagrees with its model file")
+    if not header.alphabet:
+        return None
+    if header.alphabet.translate(None, dictionary.alphabet):
+        raise CorruptError("stream holds bytes outside its model file's alphabet")
+    return dictionary.copy()._model
+
+
+def _model_alphabet(header: StreamHeader, dictionary: Predictor | None) -> bytes:
+    """The alphabet the stream's model codes over: the data's, or its model file's."""
+    return dictionary.alphabet if header.dictionary else header.alphabet
 
 
 class _SymbolMap:
@@ -150,7 +194,8 @@ def _seekable(src: IO[bytes]) -> bool:
 def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                   level: int = DEFAULT_LEVEL, seed: int = 0, frame_size: int = DEFAULT_FRAME,
                   config: Any = None, progress: Progress | None = None,
-                  processes: int = 1) -> int:
+                  processes: int = 1, dictionary: Predictor | str | os.PathLike | None = None
+                  ) -> int:
     """Compress everything ``src`` yields into one stream written to ``dst``.
 
     Memory holds one frame of input and its payload.  A non-seekable ``src`` is spooled to a
@@ -162,12 +207,21 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     processes: any seqzip decodes the result, and each piece's model starts afresh, which
     costs some ratio (see README, ``-T``).
 
+    With ``dictionary`` (a model file's path, or a :class:`~seqzip.predictor.Predictor`), the
+    model is that file's, and coding starts from its trained state and keeps adapting;
+    ``model``, ``level``, ``config`` and ``seed`` are the file's.  The header names the file
+    by its hash: decoding needs the same file.
+
     Returns:
         The number of bytes written.
     Raises:
-        ValueError: unknown model, bad level, seed, frame size or process count.
+        ValueError: unknown model, bad level, seed, frame size or process count; a model file
+            that cannot be read or an input byte outside its alphabet.
         SeqzipError: the input changed while it was being compressed.
     """
+    if dictionary is not None:
+        return _compress_with_dictionary(src, dst, load_dictionary(dictionary), frame_size,
+                                         progress)
     spec = spec_by_name(model)
     if config is None:
         config = make_config(model, level)
@@ -296,10 +350,37 @@ def _compress_pieces(src: IO[bytes], dst: IO[bytes], length: int, piece: int, pr
     return written
 
 
+def _compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predictor,
+                              frame_size: int, progress: Progress | None) -> int:
+    _check_frame_size(frame_size)
+    if not _seekable(src):
+        with tempfile.TemporaryFile() as spool:
+            while chunk := src.read(CHUNK * 16):
+                spool.write(chunk)
+            spool.seek(0)
+            return _compress_with_dictionary(spool, dst, dictionary, frame_size, progress)
+    spec = spec_by_name(dictionary.model_name)
+    start = src.tell()
+    length, alphabet, crc = _scan(src)
+    src.seek(start)
+    outside = alphabet.translate(None, dictionary.alphabet)
+    if outside:
+        raise ValueError(f"the input holds byte {outside[0]}, outside the model file's "
+                         "alphabet")
+    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, dictionary.config),
+                          dictionary.seed, length, frame_size, alphabet, crc,
+                          DICTIONARY_VERSION, dictionary.file_hash)
+    written = dst.write(header.pack()) or 0
+    written += sum(dst.write(frame) or 0
+                   for frame in _encode_frames(header, src, progress, dictionary))
+    return written
+
+
 def _encode_frames(header: StreamHeader, src: IO[bytes],
-                   progress: Progress | None) -> Iterator[bytes]:
-    model = model_for_header(header)
-    symbol_map = _SymbolMap(header.alphabet)
+                   progress: Progress | None, dictionary: Predictor | None = None
+                   ) -> Iterator[bytes]:
+    model = model_for_header(header, dictionary)
+    symbol_map = _SymbolMap(_model_alphabet(header, dictionary))
     done, crc = 0, 0
     while done < header.length:
         chunk = _read_exact(src, next_frame_symbols(header, done))
@@ -316,7 +397,7 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
 
 
 def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
-             seed: int = 0) -> bytes:
+             seed: int = 0, dictionary: Predictor | str | os.PathLike | None = None) -> bytes:
     """Compress ``data`` into one seqzip stream (the level may be given by position, as with
     ``bz2.compress(data, 9)``).
 
@@ -325,12 +406,25 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MO
         level: 1 (fast) ... 9 (strong).
         model: model family (``seqzip.models.MODELS``).
         seed: seed of the model's PRNG, stored in the header.
+        dictionary: a model file (path or :class:`~seqzip.predictor.Predictor`) to start from
+            (see :func:`compress_file`); decompress with the same one.
     Raises:
         ValueError: unknown model, bad level or seed.
+
+        >>> from seqzip.predictor import Predictor
+        >>> import random
+        >>> words, r = b"the cat sat on a mat".split(), random.Random(1)
+        >>> d = Predictor("order2", 6); _ = d.feed(b" ".join(r.choice(words) for _ in range(2000)))
+        >>> text = b" ".join(r.choice(words) for _ in range(1000))
+        >>> packed = compress(text, dictionary=d)
+        >>> decompress(packed, dictionary=d) == text
+        True
+        >>> len(packed) < len(compress(text, model="order2"))
+        True
     """
     out = io.BytesIO()
     compress_file(io.BytesIO(memoryview(data).tobytes()), out, model=model, level=level,
-                  seed=seed)
+                  seed=seed, dictionary=dictionary)
     return out.getvalue()
 
 
@@ -346,7 +440,8 @@ class SeqzipDecompressor:
         (b'hello hello', True)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, dictionary: Predictor | str | os.PathLike | None = None) -> None:
+        self._dictionary = load_dictionary(dictionary)  # for streams coded from a model file
         self._buffer = bytearray()
         self._pending = bytearray()  # decoded output not yet returned
         self._header: StreamHeader | None = None
@@ -414,8 +509,8 @@ class SeqzipDecompressor:
         try:
             if self._header is None:
                 header, used = parse_header(self._buffer)
-                self._model = model_for_header(header)
-                self._symbol_map = _SymbolMap(header.alphabet)
+                self._model = model_for_header(header, self._dictionary)
+                self._symbol_map = _SymbolMap(_model_alphabet(header, self._dictionary))
                 self._header = header
             else:
                 expected = next_frame_symbols(self._header, self._done)
@@ -442,18 +537,22 @@ class SeqzipDecompressor:
         return self._header
 
 
-def decompress(data: bytes) -> bytes:
-    """Decompress ``data``: one or more concatenated seqzip streams.
+def decompress(data: bytes, *, dictionary: Predictor | str | os.PathLike | None = None
+               ) -> bytes:
+    """Decompress ``data``: one or more concatenated seqzip streams (``dictionary``: the
+    model file streams coded with ``--dict`` need; other streams ignore it).
 
     Raises:
+        DictionaryError: a stream needs a model file that was not given, or another one.
         TruncatedError (also an EOFError): the data ends inside a stream.
         NotSeqzipError: not a seqzip stream (also for bytes trailing after a stream).
         UnsupportedVersionError, CorruptError: see :mod:`seqzip.errors`.
     """
     data = memoryview(data).tobytes()
+    dictionary = load_dictionary(dictionary)
     results = []
     while data:
-        d = SeqzipDecompressor()
+        d = SeqzipDecompressor(dictionary)
         results.append(d.decompress(data))
         if not d.eof:
             raise TruncatedError("compressed data ended before the end of the stream")
@@ -509,9 +608,10 @@ class SeqzipCompressor:
 class _DecompressReader(io.RawIOBase):
     """Raw reader over concatenated streams in a binary file object."""
 
-    def __init__(self, fp: IO[bytes]) -> None:
+    def __init__(self, fp: IO[bytes], dictionary: Predictor | None = None) -> None:
         self._fp = fp
-        self._decompressor = SeqzipDecompressor()
+        self._dictionary = dictionary
+        self._decompressor = SeqzipDecompressor(dictionary)
         self._started = False
 
     def readable(self) -> bool:
@@ -533,7 +633,7 @@ class _DecompressReader(io.RawIOBase):
                 rest = self._decompressor.unused_data or self._fp.read(CHUNK)
                 if not rest:
                     return b""
-                self._decompressor = SeqzipDecompressor()
+                self._decompressor = SeqzipDecompressor(self._dictionary)
                 data = rest
             elif self._decompressor.needs_input:
                 data = self._fp.read(CHUNK)
@@ -751,7 +851,8 @@ def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
 
 
 def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None, *,
-                    processes: int = 1) -> int:
+                    processes: int = 1,
+                    dictionary: Predictor | str | os.PathLike | None = None) -> int:
     """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
 
     ``progress(n)`` is called with the number of bytes decoded.  With ``processes`` > 1 and a
@@ -761,15 +862,17 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
     Raises:
         TruncatedError: ``src`` is empty or ends inside a stream.
         NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
+        DictionaryError: a stream needs a model file (``dictionary``) not given.
     """
     _check_processes(processes)
-    if processes > 1 and _seekable(src):
+    dictionary = load_dictionary(dictionary)
+    if processes > 1 and _seekable(src) and dictionary is None:
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
         if len(spans) > 1 and all(s.length <= MAX_PIECE for s in spans):
             return _decompress_pieces(src, dst, spans, processes, progress)
-    reader = _DecompressReader(src)
+    reader = _DecompressReader(src, dictionary)
     written = 0
     while chunk := reader.read(CHUNK * 16):
         written += dst.write(chunk) or 0

@@ -4,7 +4,8 @@ A stream is a header followed by frames; streams may be concatenated.  All integ
 little-endian.
 
 Header (``VERSION`` 3; version 2, still read, stored every config as its JSON array; version 1
-stored it as a JSON object with keys)::
+stored it as a JSON object with keys; version 4 is version 3 with a ``dictionary`` field after
+the config, written only for streams coded from a model file, ``--dict``)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
@@ -13,6 +14,8 @@ stored it as a JSON object with keys)::
     config       *  the model's frozen config: one byte, the level, for a level's preset;
                     else a zero byte and a JSON array of its values by sorted field name
                     (``seqzip.models.base.config_to_header``; version 2: the array alone)
+    dictionary  16  version 4 only: the first 16 bytes of the SHA-256 of the model file the
+                    coding started from (``seqzip.predictor.file_hash``)
     seed         8  seed of the model's PRNG
     length       8  length of the original data in bytes, at most MAX_LENGTH
     frame_size   4  symbols per frame (every frame but the last is full), at most MAX_FRAME
@@ -45,7 +48,9 @@ from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
 MAGIC = b"\xb7SQZ"
 VERSION = 3
-READABLE = (2, 3)  # format versions this build decodes
+DICTIONARY_VERSION = 4  # a stream coded from a model file (its hash follows the config)
+READABLE = (2, 3, 4)  # format versions this build decodes
+DICTIONARY_BYTES = 16
 MAX_CONFIG_BYTES = 4096
 MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24
@@ -82,13 +87,17 @@ class StreamHeader:
     alphabet: bytes  # the byte values present, sorted
     crc32: int  # CRC-32 of the original data
     version: int = VERSION  # format version (the config's encoding depends on it)
+    dictionary: bytes = b""  # version 4: hash of the model file coding started from
 
     def pack(self) -> bytes:
+        if (self.version == DICTIONARY_VERSION) != bool(self.dictionary) or \
+                len(self.dictionary) not in (0, DICTIONARY_BYTES):
+            raise ValueError("a dictionary hash of 16 bytes goes with format version 4 only")
         bitmap = bytearray(32)
         for b in self.alphabet:
             bitmap[b >> 3] |= 1 << (b & 7)
         head = (_FIXED.pack(MAGIC, self.version, self.model_id, len(self.config))
-                + self.config
+                + self.config + self.dictionary
                 + _TAIL.pack(self.seed, self.length, self.frame_size, bytes(bitmap), self.crc32))
         return head + _CRC.pack(zlib.crc32(head))
 
@@ -121,15 +130,17 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
             f"{', '.join(map(str, READABLE))}")
     if config_len > MAX_CONFIG_BYTES:
         raise CorruptError(f"header declares a {config_len}-byte model config (corrupt header)")
-    end = _FIXED.size + config_len + _TAIL.size
+    extra = DICTIONARY_BYTES if version == DICTIONARY_VERSION else 0
+    end = _FIXED.size + config_len + extra + _TAIL.size
     if available < end + _CRC.size:
         raise NeedMoreData
     (header_crc,) = _CRC.unpack_from(buf, offset + end)
     if zlib.crc32(bytes(buf[offset:offset + end])) != header_crc:
         raise CorruptError("header checksum mismatch (corrupt header)")
     config = bytes(buf[offset + _FIXED.size:offset + _FIXED.size + config_len])
-    seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, offset + _FIXED.size
-                                                              + config_len)
+    at = offset + _FIXED.size + config_len
+    dictionary = bytes(buf[at:at + extra])
+    seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, at + extra)
     if length > MAX_LENGTH:
         raise CorruptError(f"header declares an absurd length of {length} bytes")
     if not 1 <= frame_size <= MAX_FRAME:
@@ -137,7 +148,8 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     alphabet = _alphabet_from_bitmap(bitmap)
     if (length == 0) != (len(alphabet) == 0):
         raise CorruptError("header alphabet does not match its length")
-    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version)
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
+                          dictionary)
     return header, offset + end + _CRC.size
 
 

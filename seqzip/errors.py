@@ -23,3 +23,8 @@ class CorruptError(SeqzipError):
 
 class TruncatedError(SeqzipError, EOFError):
     """The compressed data ended before the end of the stream."""
+
+
+class DictionaryError(SeqzipError):
+    """The stream was coded from a model file (``--dict``) that was not given, or another one
+    was given."""

@@ -106,6 +106,7 @@ class Predictor:
         self._lut = np.full(256, -1, dtype=np.int16)
         self._lut[np.frombuffer(self.alphabet, dtype=np.uint8)] = np.arange(len(self.alphabet))
         self.info: dict = {}  # what a model file says about its training
+        self._file_hash: bytes | None = None  # hash of the model file this state is in
         self.reset()
 
     # ------------------------------------------------------------ prediction
@@ -169,6 +170,7 @@ class Predictor:
         if len(symbols):
             run(self.kernel, SCORE, np.ascontiguousarray(symbols), scores=scores)
         bits = -np.log2(scores)
+        self._file_hash = None
         self.bits += float(bits.sum())
         self.symbols += len(symbols)
         return bits
@@ -252,6 +254,7 @@ class Predictor:
                           config=self.config)
         other.kernel.set_state(self.kernel.get_state())
         other.bits, other.symbols, other.info = self.bits, self.symbols, dict(self.info)
+        other._file_hash = self._file_hash
         return other
 
     def to_bytes(self) -> bytes:
@@ -292,7 +295,17 @@ class Predictor:
         data = self.to_bytes()
         with open(path, "wb") as f:
             f.write(data)
-        return file_hash(data)
+        self._file_hash = file_hash(data)
+        return self._file_hash
+
+    @property
+    def file_hash(self) -> bytes:
+        """The :func:`file_hash` of the model file holding this exact state (the file it was
+        loaded from or last saved to; otherwise of :meth:`to_bytes`, computed now).  A
+        stream coded from this state (``dictionary=``) names the file by it."""
+        if self._file_hash is None:
+            self._file_hash = file_hash(self.to_bytes())
+        return self._file_hash
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Predictor":
@@ -359,7 +372,10 @@ class Predictor:
         """Read a model file written by :meth:`save` (or ``seqzip train``); see
         :meth:`from_bytes` for the errors, plus ``OSError`` from reading."""
         with open(path, "rb") as f:
-            return cls.from_bytes(f.read())
+            data = f.read()
+        predictor = cls.from_bytes(data)
+        predictor._file_hash = file_hash(data)
+        return predictor
 
     def __repr__(self) -> str:
         return (f"Predictor({self.model_name!r}, alphabet of {self.alphabet_size}, "
