@@ -144,7 +144,7 @@ def _describe(exc: BaseException) -> str:
 
 
 MULTI_DIGIT_LEVEL = re.compile(r"^-[0-9]{2,}$")
-COMMAND_NAMES = ("compress", "decompress", "info", "bench", "train", "corpora")
+COMMAND_NAMES = ("compress", "decompress", "info", "bench", "train", "sample", "corpora")
 
 
 def _check_levels(args: list[str]) -> None:
@@ -296,6 +296,24 @@ def model_options(func: Callable) -> Callable:
                         help="Model family (see Models below).")(func)
 
 
+def dict_option(func: Callable) -> Callable:
+    return click.option("--dict", "dictionary", type=click.Path(dir_okay=False), default=None,
+                        help="Model file (.sqm, from 'seqzip train') to start coding from; "
+                        "decompressing needs the same file.")(func)
+
+
+def _load_dictionary(path: str | None):
+    """The --dict model file, or a one-line error."""
+    if path is None:
+        return None
+    from .predictor import Predictor
+
+    try:
+        return Predictor.load(path)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: {_describe(exc)}") from None
+
+
 @dataclass
 class Settings:
     """What the compress / decompress runs share."""
@@ -312,6 +330,7 @@ class Settings:
     level: int = DEFAULT_LEVEL
     model: str = DEFAULT_MODEL
     seed: int = 0
+    dictionary: str | None = None  # --dict: a model file (.sqm) coding starts from
 
     @property
     def processes(self) -> int:
@@ -746,9 +765,11 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
             bar.update(n)
 
         written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
-                                    progress=step, processes=s.processes)
+                                    progress=step, processes=s.processes,
+                                    dictionary=dictionary)
         return coded, written
 
+    dictionary = _load_dictionary(s.dictionary)
     inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
     return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
 
@@ -768,10 +789,11 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
     def work(src, dst, bar):
         counted = None if _is_regular(src) else _CountingReader(src)
         written = api.decompress_file(counted or src, dst, progress=bar.update,
-                                      processes=s.processes)
+                                      processes=s.processes, dictionary=dictionary)
         compressed = counted.count if counted else os.fstat(src.fileno()).st_size
         return written, compressed
 
+    dictionary = _load_dictionary(s.dictionary)
     inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
     if test:
         s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})
@@ -883,14 +905,15 @@ def _list_line(r: dict) -> str:
 @level_options
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
+@dict_option
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
                  keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, as_json) -> int:
+                 seed, as_json, dictionary) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose, level, model, seed)
+                        verbose, level, model, seed, dictionary=dictionary)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -906,22 +929,26 @@ cli.add_command(main_command)
 @io_options
 @level_options
 @model_options
+@dict_option
 def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-             verbose, level, model, seed) -> int:
+             verbose, level, model, seed, dictionary) -> int:
     """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
     return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
-                                          threads, quiet, verbose, level, model, seed))
+                                          threads, quiet, verbose, level, model, seed,
+                                          dictionary=dictionary))
 
 
 @cli.command()
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @io_options
 @click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
+@dict_option
 def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-               verbose, test) -> int:
-    """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself."""
+               verbose, test, dictionary) -> int:
+    """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself (and from
+    the model file given with --dict, for files compressed with one)."""
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose)
+                        verbose, dictionary=dictionary)
     return decompress_files(files, settings, test=test)
 
 
