@@ -1097,28 +1097,87 @@ class _BenchProgress:
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Model file to write (.sqm).")
+@click.option("--model", "model", type=click.Choice(list(MODEL_GUIDE)), default=None,
+              help=f"Model family of the dictionary [default: {DEFAULT_MODEL}].")
+@click.option("--level", type=click.IntRange(1, 9), default=DEFAULT_LEVEL, show_default=True,
+              help="The family's level (its size).")
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validation file for early stopping (default: the last 10% of the input).")
-@click.option("--method", default="glnn-qdh-rbpm", show_default=True,
-              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb.")
+              help="Validation file: early stopping of the offline fits, and scored at the "
+              "end (default: the fits hold out the last 10% of the input).")
 @click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
-              help="CPU seconds for the whole scan.")
+              help="CPU seconds of the offline fit (glnn, lstm, mlstm, mrnn); for the other "
+              "families, of the pass over the files.")
+@click.option("--optimizer", default="adam", show_default=True,
+              help="lstm, mlstm, mrnn: the optimiser of the BPTT epochs.")
+@click.option("--method", default=None,
+              help="glnn: the batch method [default: glnn-qdh-rbpm].  Without --model, any "
+              "method of the paper (e.g. gnn-qdh-ruop, rnn-dh-fb) fitted alone and saved as a "
+              "research network file, not usable with --dict.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
-              help="Network size (default: scan 4, 6, 8, 11, 16, ... by factors of sqrt 2).")
+              help="Research network file: network size (default: scan 4, 6, 8, 11, ...).")
 @click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
-              help="Incoming edges per unit, self-loop included (default: 3 and semi-sparse).")
+              help="Research network file: incoming edges per unit, self-loop included.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
-def train(files, output, validation_path, method, budget, units, connectivity, seed,
-          force, quiet) -> int:
-    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2) and save it."""
+def train(files, output, model, level, validation_path, budget, optimizer, method, units,
+          connectivity, seed, force, quiet) -> int:
+    """Train a model file on FILES: a dictionary for 'seqzip --dict' and 'seqzip sample'.
+
+    Every family learns the files in one online pass, as it would while coding them; glnn
+    first fits its network with Ollivier's batch Riemannian training, lstm / mlstm / mrnn
+    first run BPTT epochs (Adam by default).  Coding from the file starts from that state and
+    keeps adapting.
+    """
+    import pathlib
+
+    if os.path.exists(output) and not force:
+        raise UserError(f"{output} already exists (use -f to overwrite)")
+    if model is None and method is not None:
+        return _train_research_network(files, output, validation_path, method, budget, units,
+                                       connectivity, seed, force, quiet)
+    model = model or DEFAULT_MODEL
+    from .research import dictionary
+
+    contents = [pathlib.Path(path).read_bytes() for path in files]
+    validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
+    offline = model in dictionary.CELLS or model == "glnn"
+    total = sum(map(len, contents))
+    label = f"train {model} -{level}"
+    try:
+        if offline:  # the fit stops at its CPU budget: the line shows the budget spent
+            with Progress(label + " (fit, then a pass)", budget, 1.0, quiet, unit="seconds"):
+                predictor, summary = dictionary.train_dictionary(
+                    contents, model, level, validation=validation, budget=budget,
+                    optimizer=optimizer, method=method or "glnn-qdh-rbpm", seed=seed)
+        else:
+            with Progress(label, total, typical_speed(model, level), quiet) as bar:
+                predictor, summary = dictionary.train_dictionary(
+                    contents, model, level, validation=validation, budget=budget,
+                    seed=seed, progress=bar.update)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    data = predictor.to_bytes()
+    with atomic_output(output, force, like=None) as dst:
+        dst.write(data)
+    from .predictor import file_hash
+
+    extra = f", validation {summary['validation_bpc']:.4f} bits/byte" \
+        if "validation_bpc" in summary else ""
+    click.echo(f"{output}: {model} -{level} over {summary['pass_symbols']:,} bytes "
+               f"({summary['pass_bpc']:.4f} bits/byte in the pass){extra}, "
+               f"{len(data):,} bytes, sha256 {file_hash(data).hex()}", err=True)
+    return 0
+
+
+def _train_research_network(files, output, validation_path, method, budget, units,
+                            connectivity, seed, force, quiet) -> int:
+    """Fit a GLNN, GNN or RNN alone with Ollivier's training (000 Sect. 2), as the paper
+    does, and save the network (a research file, read by seqzip.research.training)."""
     import pathlib
 
     from .research import training
 
-    if os.path.exists(output) and not force:
-        raise UserError(f"{output} already exists (use -f to overwrite)")
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
     # The scan stops at its CPU budget: the line shows the budget spent.
@@ -1137,7 +1196,29 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
     click.echo(f"{output}: {method}, {summary['n_units']} units, d={summary['d']}, "
                f"validation {result.validation_bits:.1f} bits "
                f"({result.validation_bits / n_validation:.4f} per byte), "
-               f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]}", err=True)
+               f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]} (a research network "
+               "file, not a dictionary)", err=True)
+    return 0
+
+
+@cli.command()
+@click.option("--dict", "dictionary", required=True, type=click.Path(dir_okay=False),
+              help="Model file (.sqm) to generate from.")
+@click.option("-n", "count", type=click.IntRange(0, 10**7), default=2000, show_default=True,
+              help="Bytes to generate.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
+@click.option("--temperature", type=click.FloatRange(0.0, 100.0), default=1.0,
+              show_default=True, help="Below 1 sharper, above 1 flatter; 0 always picks the "
+              "most likely symbol.")
+def sample(dictionary, count, seed, temperature) -> int:
+    """Print text generated by a model file: each byte drawn from the model's prediction,
+    then learnt, as a decoder would (a way to see what a trained model has learnt)."""
+    predictor = _load_dictionary(dictionary)
+    text = predictor.sample(count, seed=seed, temperature=temperature)
+    sys.stdout.buffer.write(text)
+    if sys.stdout.isatty() and not text.endswith(b"\n"):
+        sys.stdout.buffer.write(b"\n")
+    sys.stdout.buffer.flush()
     return 0
 
 

@@ -22,6 +22,7 @@ The pass keeps adapting what the offline fit found; so does coding from the dict
 """
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from typing import Callable
@@ -211,9 +212,33 @@ OPTIMIZERS: dict[str, Callable] = {"adam": Adam}
 
 
 def register_optimizer(name: str, factory: Callable) -> None:
-    """Make ``factory(params)`` available as ``--optimizer NAME`` for the RNN families (the
-    Hessian-free optimiser registers itself this way)."""
+    """Make ``factory(params)`` available as ``--optimizer NAME`` for the RNN families."""
     OPTIMIZERS[name] = factory
+
+
+def optimizer_factory(name: str) -> Callable:
+    """The factory of optimiser ``name``: a registered one, or the ``dictionary_optimizer``
+    function of the module ``seqzip.research.<name>`` (so ``seqzip/research/hf.py`` defining
+    ``dictionary_optimizer(params)`` is ``--optimizer hf`` with no change here).
+
+        >>> optimizer_factory("adam") is Adam
+        True
+
+    Raises:
+        ValueError: no such optimiser.
+    """
+    if name not in OPTIMIZERS and name.isidentifier():
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except ImportError:
+            module = None
+        factory = getattr(module, "dictionary_optimizer", None)
+        if factory is not None:
+            OPTIMIZERS[name] = factory
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; choose from "
+                         f"{', '.join(sorted(OPTIMIZERS))}")
+    return OPTIMIZERS[name]
 
 
 def rnn_bits(cell: str, params: dict, x: np.ndarray, window: int = 256) -> float:
@@ -245,13 +270,11 @@ class RNNTrainer:
                  window: int = 64) -> None:
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {CELLS}")
-        if optimizer not in OPTIMIZERS:
-            raise ValueError(f"unknown optimizer {optimizer!r}; choose from "
-                             f"{', '.join(sorted(OPTIMIZERS))}")
+        factory = optimizer_factory(optimizer)
         self.cell, self.hidden, self.A = cell, hidden, alphabet_size
         self.params = ref.initial_parameters(cell, hidden, alphabet_size,
                                              np.random.default_rng(seed))
-        self.optimizer = OPTIMIZERS[optimizer](self.params)
+        self.optimizer = factory(self.params)
         self.batch = max(1, min(batch, len(x) // (window + 1)))
         self.window = window
         span = len(x) // self.batch
@@ -325,6 +348,8 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
     data = b"".join(files)
     if not data:
         raise ValueError("no data to train on")
+    if model in CELLS:
+        optimizer_factory(optimizer)  # an unknown one fails before any work
     predictor = Predictor(model, level, seed=seed)
     summary: dict = {"model": model, "level": level, "files": len(files), "bytes": len(data)}
     start = time.process_time()
