@@ -297,6 +297,40 @@ cdef int raw_set(void* p, Py_ssize_t nbytes, object state, str name) except -1:
     return 0
 
 
+cdef inline double _total(const double* probs, int A) noexcept:
+    """The sum SCORE divides by (the coder's Categorical normalises the same array)."""
+    cdef double total = 0.0
+    cdef int j
+    for j in range(A):
+        total = total + probs[j]
+    return total
+
+
+def distribution(Kernel kernel):
+    """The next symbol's distribution exactly as the coding loop's SCORE step charges it: a
+    symbol-mode kernel's checked prediction divided by its sum, or a bit-mode kernel's
+    :func:`bit_distribution`.  A fresh array; the kernel is left as it was.
+
+        >>> from seqzip._kernels.order2 import Order2Kernel
+        >>> distribution(Order2Kernel(4, 2, 255, 1.0)).tolist()
+        [0.25, 0.25, 0.25, 0.25]
+    """
+    cdef int status, j, A = kernel.iface.alphabet_size
+    cdef double total
+    cdef double[::1] p
+    if kernel.iface.mode == BIT_MODE:
+        return bit_distribution(kernel)
+    out = np.empty(A)
+    p = out
+    status = kernel.checked_predict(&p[0])
+    if status < 0:
+        _raise_for(status, type(kernel).__name__)
+    total = _total(&p[0], A)
+    for j in range(A):
+        p[j] = p[j] / total
+    return out
+
+
 def bit_distribution(Kernel kernel):
     """The next symbol's distribution under a bit-mode kernel: for each symbol, the product
     of the probabilities of its bits as the coding loop's SCORE step multiplies them (each
@@ -393,10 +427,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
             if status < 0:
                 _raise_for(status, type(kernel).__name__)
             if direction == SCORE:
-                total = 0.0
-                for j in range(A):
-                    total = total + probs[j]
-                scores[i] = probs[symbol] / total
+                scores[i] = probs[symbol] / _total(&probs[0], A)
             else:
                 model = categorical(probs_array)
                 if direction == ENCODE:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._core import BITS, SCORE, bit_distribution, run
+from ._core import BITS, SCORE, distribution, run
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, check_level, config_from_bytes,
                      config_to_bytes, create, spec_by_name)
 
@@ -132,7 +132,8 @@ class Predictor:
     def probs(self) -> np.ndarray:
         """The next symbol's distribution: float64, shape (alphabet size,), a fresh array.
 
-        For a symbol-mode model it is the array the coder quantises; for a bit-mode model
+        For a symbol-mode model it is the array the coder quantises (divided by its sum, as
+        the coder's model and :meth:`feed` divide it); for a bit-mode model
         (cm) each entry is the product of the probabilities of the symbol's bits exactly as
         the coder uses them (each bit predicted after learning the earlier ones), computed by
         walking the bit tree from saved states: about 2 (A - 1) state copies, slow for the
@@ -142,9 +143,7 @@ class Predictor:
             >>> p.probs().round(3).tolist()
             [0.333, 0.333, 0.333]
         """
-        if self.kernel.mode == BITS:
-            return bit_distribution(self.kernel)
-        return self.kernel.predict().copy()
+        return distribution(self.kernel)
 
     def _symbols(self, data: bytes) -> np.ndarray:
         values = np.frombuffer(data, dtype=np.uint8)
