@@ -989,7 +989,9 @@ def _format_info(report: dict) -> str:
 @level_options
 @click.option("--runs", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Time each coding this many times and keep the best (CPU and wall).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Machine-readable output (its JSON Schema: seqzip/bench_schema.json).")
+@click.option("--markdown", "as_markdown", is_flag=True, help="The table as Markdown.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw bits per character along each file (moving average), one curve per "
                    "model, to this PNG (needs matplotlib: pip install 'seqzip[plot]').")
@@ -1006,7 +1008,7 @@ def _format_info(report: dict) -> str:
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
-def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path,
+def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quiet, train_path,
           validation_path, table1, budget, method_names, problems) -> int:
     """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
@@ -1056,18 +1058,23 @@ def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path
         return 0
     if plot_path is not None and not bench_module.can_plot():
         raise UserError("--plot needs matplotlib: pip install 'seqzip[plot]'")
+    if as_json and as_markdown:
+        raise click.UsageError("--json and --markdown are alternatives")
     progress = _BenchProgress(quiet or as_json, level)
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
                                 progress=progress)
         if plot_path is not None:
-            bench_module.plot(list(files) or None, plot_path, models=names, level=level)
+            bench_module.plot(list(files) or None, plot_path, models=names, level=level,
+                              rows=rows)
     except (ValueError, OSError) as exc:
         raise UserError(_describe(exc)) from None
     finally:
         progress.close()
     if as_json:
         click.echo(json.dumps(bench_module.report(rows, runs=runs), indent=2))
+    elif as_markdown:
+        click.echo(bench_module.format_markdown(rows, runs=runs))
     else:
         click.echo(bench_module.format_table(rows, runs=runs))
     if plot_path is not None:
