@@ -69,16 +69,33 @@ FRAME_HEAD = struct.Struct("<III")  # n_symbols, payload_len, frame_crc
 
 
 def max_payload_bytes(n_symbols: int) -> int:
-    """Upper bound on the payload of a frame of ``n_symbols`` symbols (a header sanity check)."""
+    """Upper bound on the payload of a frame of ``n_symbols`` symbols (a header sanity check).
+
+        >>> max_payload_bytes(1)
+        32
+    """
     return 4 * ((n_symbols * MAX_BITS_PER_SYMBOL + 31) // 32 + FLUSH_WORDS)
 
 
 class NeedMoreData(Exception):
-    """Internal: the buffer ends inside a header or frame (not an error while streaming)."""
+    """Internal: the buffer ends inside a header or frame (not an error while streaming).
+
+        >>> try:
+        ...     parse_header(MAGIC)
+        ... except NeedMoreData:
+        ...     print("wait for more")
+        wait for more
+    """
 
 
 @dataclass(frozen=True)
 class StreamHeader:
+    """See the module docstring.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
+        >>> h.version, len(h.pack())
+        (3, 69)
+    """
     model_id: int  # model family id (seqzip.models maps ids and names)
     config: bytes  # canonical JSON of the model config
     seed: int
@@ -116,6 +133,10 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
         NotSeqzipError: bad magic.
         UnsupportedVersionError: a format version this build does not read.
         CorruptError: header checksum mismatch or an impossible field.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
+        >>> parse_header(b"junk" + h.pack(), offset=4)[0].alphabet
+        b'ab'
     """
     available = len(buf) - offset
     start = bytes(buf[offset:offset + len(MAGIC)])
@@ -154,11 +175,22 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
 
 
 def next_frame_symbols(header: StreamHeader, done: int) -> int:
-    """Symbols in the next frame after ``done`` symbols: every frame but the last is full."""
+    """Symbols in the next frame after ``done`` symbols: every frame but the last is full.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=20, frame_size=8, alphabet=b"a", crc32=0)
+        >>> [next_frame_symbols(h, done) for done in (0, 8, 16)]
+        [8, 8, 4]
+    """
     return min(header.frame_size, header.length - done)
 
 
 def pack_frame(n_symbols: int, payload: bytes) -> bytes:
+    """A frame: its symbol count, payload length, CRC-32 and the payload.
+
+        >>> frame = pack_frame(3, b"\\x01\\x02\\x03\\x04")
+        >>> parse_frame(frame, 0, 3, 0)
+        (b'\\x01\\x02\\x03\\x04', 16)
+    """
     head = struct.pack("<II", n_symbols, len(payload))
     return head + _CRC.pack(zlib.crc32(payload, zlib.crc32(head))) + payload
 
@@ -171,6 +203,9 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
     Raises:
         NeedMoreData: ``buf`` ends inside the head.
         CorruptError: wrong symbol count or impossible payload length.
+
+        >>> parse_frame_head(pack_frame(3, bytes(8)), 0, 3, 0)[0]
+        8
     """
     if len(buf) - offset < FRAME_HEAD.size:
         raise NeedMoreData
@@ -190,6 +225,13 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
     Raises:
         NeedMoreData: ``buf`` ends inside the frame.
         CorruptError: wrong symbol count, impossible payload length, or checksum mismatch.
+
+        >>> frame = bytearray(pack_frame(2, bytes(4)))
+        >>> frame[-1] ^= 1
+        >>> parse_frame(frame, 0, 2, 0)
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.CorruptError: frame 0 checksum mismatch (corrupt data)
     """
     payload_len, frame_crc = parse_frame_head(buf, offset, expected_symbols, index)
     start = offset + FRAME_HEAD.size
