@@ -61,6 +61,10 @@ def spec_for_header(header: StreamHeader) -> ModelSpec:
 
     Raises:
         CorruptError: the header names no model this build knows.
+
+        >>> header, _ = parse_header(compress(b"hi", model="ctw"))
+        >>> spec_for_header(header).name
+        'ctw'
     """
     spec = spec_by_id(header.model_id)
     if spec is None:
@@ -73,6 +77,10 @@ def config_for_header(header: StreamHeader) -> Any:
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
+
+        >>> header, _ = parse_header(compress(b"hi", 2, model="order2"))
+        >>> config_for_header(header) == make_config("order2", 2)
+        True
     """
     spec = spec_for_header(header)
     try:
@@ -89,6 +97,10 @@ def model_for_header(header: StreamHeader, dictionary: Predictor | None = None
     Raises:
         CorruptError: the stored config does not describe a valid model.
         DictionaryError: the stream needs a model file and ``dictionary`` is not that one.
+
+        >>> header, _ = parse_header(compress(b"hi", model="order2"))
+        >>> model_for_header(header).alphabet
+        b'hi'
     """
     if header.dictionary:
         return _dictionary_model(header, dictionary)
@@ -106,6 +118,10 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     Raises:
         ValueError: not a readable model file.
         OSError: the file cannot be read.
+
+        >>> d = Predictor("order2", 1)
+        >>> load_dictionary(d) is d, load_dictionary(None)
+        (True, None)
     """
     if dictionary is None or isinstance(dictionary, Predictor):
         return dictionary
@@ -218,6 +234,11 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
         ValueError: unknown model, bad level, seed, frame size or process count; a model file
             that cannot be read or an input byte outside its alphabet.
         SeqzipError: the input changed while it was being compressed.
+
+        >>> src, dst = io.BytesIO(b"to be or not to be " * 20), io.BytesIO()
+        >>> written = compress_file(src, dst, model="ctw", level=2)
+        >>> written == len(dst.getvalue()), decompress(dst.getvalue())[:9]
+        (True, b'to be or ')
     """
     if dictionary is not None:
         return _compress_with_dictionary(src, dst, load_dictionary(dictionary), frame_size,
@@ -545,6 +566,9 @@ def decompress(data: bytes, *, dictionary: Predictor | str | os.PathLike | None 
         TruncatedError (also an EOFError): the data ends inside a stream.
         NotSeqzipError: not a seqzip stream (also for bytes trailing after a stream).
         UnsupportedVersionError, CorruptError: see :mod:`seqzip.errors`.
+
+        >>> decompress(compress(b"one ") + compress(b"two", model="order2"))
+        b'one two'
     """
     data = memoryview(data).tobytes()
     dictionary = load_dictionary(dictionary)
@@ -658,6 +682,14 @@ class SeqzipFile(io.BufferedIOBase):
     so that the file decodes up to there, and a crash loses at most one block.  Each block's
     model starts afresh: larger blocks compress better, and :func:`compress_file` codes a whole
     input as one stream.  Mode ``"a"`` appends streams.
+
+        >>> buffer = io.BytesIO()
+        >>> with SeqzipFile(buffer, "wb", model="order2") as f:
+        ...     _ = f.write(b"line one\\nline two\\n")
+        >>> _ = buffer.seek(0)
+        >>> with SeqzipFile(buffer) as f:
+        ...     f.readline(), f.tell()
+        (b'line one\\n', 9)
     """
 
     def __init__(self, filename: str | bytes | os.PathLike | BinaryIO, mode: str = "r",
@@ -861,6 +893,10 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
         TruncatedError: ``src`` is empty or ends inside a stream.
         NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
         DictionaryError: a stream needs a model file (``dictionary``) not given.
+
+        >>> out = io.BytesIO()
+        >>> decompress_file(io.BytesIO(compress(b"abc" * 50, model="order2")), out)
+        150
     """
     _check_processes(processes)
     dictionary = load_dictionary(dictionary)
@@ -882,7 +918,12 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
 
 
 class StreamSpan(collections.namedtuple("StreamSpan", "start end header")):
-    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header."""
+    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header.
+
+        >>> span = stream_spans(io.BytesIO(compress(b"abc", model="order2")))[0]
+        >>> span.start, span.length
+        (0, 3)
+    """
 
     @property
     def length(self) -> int:
