@@ -90,6 +90,10 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     where the truth is known, compress and decompress KB/s (1 KB = 1000 bytes), wall and CPU
     seconds (the best of ``runs``), and whether the round trip restored the input.
     ``progress(file, method, size)`` is called as each job starts.
+
+        >>> rows = run(None, models=["order2"], sizes={"markov2": 2000})
+        >>> [r["method"] for r in rows if r["level"] is not None], all(r["round_trip_ok"] for r in rows)
+        (['order2'], True)
     """
     names = models if models else sorted(MODELS)
     for name in names:
@@ -109,7 +113,11 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
 
 def measure_baseline(file_name: str, data: bytes, method: str, *,
                      truth: float | None = None, runs: int = 1) -> dict:
-    """One row for baseline ``method`` ("bzip2-9", "xz-9e", ...)."""
+    """One row for baseline ``method`` ("bzip2-9", "xz-9e", ...).
+
+        >>> measure_baseline("f", b"abc" * 100, "bzip2-9")["round_trip_ok"]
+        True
+    """
     comp, decomp = baselines.available()[method]
     packed, tc = _timed(comp, data, runs)
     restored, td = _timed(decomp, packed, runs)
@@ -120,7 +128,12 @@ def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFA
             config=None, label: str | None = None, truth: float | None = None,
             runs: int = 1) -> dict:
     """One row: compress ``data`` with ``model`` at ``level`` (or with ``config``), decompress,
-    compare; ``label`` names the row (default: the model's name)."""
+    compare; ``label`` names the row (default: the model's name).
+
+        >>> r = measure("f", b"abc" * 1000, "order2", level=1)
+        >>> r["method"], r["level"], r["bits_per_character"] < 1.0
+        ('order2', 1, True)
+    """
     def compress(d: bytes) -> bytes:
         out = io.BytesIO()
         if config is None:
@@ -136,7 +149,11 @@ def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFA
 
 
 def machine() -> dict:
-    """What the figures were measured on."""
+    """What the figures were measured on.
+
+        >>> {"python", "numpy", "cpu_count"} <= set(machine())
+        True
+    """
     import numpy
 
     try:
@@ -170,6 +187,10 @@ def schema() -> dict:
 def report(rows: list[dict], *, runs: int = 1) -> dict:
     """The JSON document of ``seqzip bench --json``: the rows with what they were measured on
     (its shape is :func:`schema`).
+
+        >>> doc = report([])
+        >>> doc["schema_version"], doc["rows"]
+        (1, [])
     """
     try:
         load = [round(v, 2) for v in os.getloadavg()]
@@ -216,7 +237,12 @@ def format_markdown(rows: list[dict], runs: int = 1) -> str:
 
 
 def best_rows(rows: list[dict]) -> set[int]:
-    """Indices of the rows with the lowest bits per character of their file."""
+    """Indices of the rows with the lowest bits per character of their file.
+
+        >>> best_rows([{"file": "f", "bits_per_character": 2.0, "round_trip_ok": True},
+        ...            {"file": "f", "bits_per_character": 1.5, "round_trip_ok": True}])
+        {1}
+    """
     best: dict[str, int] = {}
     for i, r in enumerate(rows):
         if r["round_trip_ok"] and (r["file"] not in best or r["bits_per_character"]
@@ -258,7 +284,11 @@ def format_table(rows: list[dict], runs: int = 1) -> str:
 
 
 def can_plot() -> bool:
-    """True when matplotlib is installed (``seqzip bench --plot``)."""
+    """True when matplotlib is installed (``seqzip bench --plot``).
+
+        >>> can_plot() in (True, False)
+        True
+    """
     return importlib.util.find_spec("matplotlib") is not None
 
 
@@ -324,6 +354,15 @@ def plot(files: list[str] | None, path: str, *, models: list[str] | None = None,
 
     Raises:
         ImportError: matplotlib is not installed (see :func:`can_plot`).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "curves.png")
+        >>> if can_plot():
+        ...     plot(None, path, models=["order2"], sizes={"markov2": 2000}, rows=[])
+        ...     print(open(path, "rb").read(4))
+        ... else:
+        ...     print(b"\\x89PNG")
+        b'\\x89PNG'
     """
     import matplotlib
 
