@@ -55,3 +55,16 @@ def test_public_functions_and_classes_show_an_example(name):
             if ">>>" not in (inspect.getdoc(obj) or ""):
                 missing.append(attr)
     assert not missing, f"{name}: no example in {missing}"
+
+
+def test_readme_streaming_prediction_example_runs(tmp_path, monkeypatch):
+    """The README's library example works as written."""
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+    block = re.search(r"## Streaming prediction.*?```python\n(.*?)```", readme.read_text(),
+                      re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {"print": lambda *a: None})
+    assert (tmp_path / "ctw.sqm").exists()
