@@ -225,8 +225,9 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
 
     With ``dictionary`` (a model file's path, or a :class:`~seqzip.predictor.Predictor`), the
     model is that file's, and coding starts from its trained state and keeps adapting;
-    ``model``, ``level``, ``config`` and ``seed`` are the file's.  The header names the file
-    by its hash: decoding needs the same file.
+    ``model``, ``level``, ``config`` and ``seed`` are the file's, and the input is one stream
+    (``processes`` is not used).  The header names the file by its hash: decoding needs the
+    same file.
 
     Returns:
         The number of bytes written.
