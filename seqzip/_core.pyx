@@ -223,6 +223,8 @@ cdef class Kernel:
             >>> bool((a.predict() == b.predict()).all())
             True
         """
+        if type(self).get_state is Kernel.get_state:
+            raise NotImplementedError(f"{type(self).__name__} does not expose its state")
         return {"fallbacks": np.array(self.fallbacks, dtype=np.int64)}
 
     def set_state(self, dict state):
@@ -231,7 +233,11 @@ cdef class Kernel:
 
         Raises:
             ValueError: a missing entry, or one of the wrong type or shape.
+            NotImplementedError: a kernel that does not expose its state (a new kernel
+                overrides both methods, calling ``Kernel.get_state(self)`` first).
         """
+        if type(self).set_state is Kernel.set_state:
+            raise NotImplementedError(f"{type(self).__name__} does not expose its state")
         self.fallbacks = int(take(state, "fallbacks", np.int64, ()))
 
     def interface(self):

@@ -226,3 +226,14 @@ def test_cli_train_and_sample(tmp_path):
                               "lstm", "--optimizer", "nope"])
     assert bad.exit_code == 1 and "unknown optimizer" in bad.output
     assert not (tmp_path / "x.sqm").exists()
+
+
+def test_a_kernel_without_state_says_so():
+    """A kernel that does not override the state methods refuses instead of copying only the
+    base's counters (which would silently predict differently)."""
+    from seqzip._kernels.testing import BitFrequencies
+
+    with pytest.raises(NotImplementedError, match="BitFrequencies"):
+        BitFrequencies(5).get_state()
+    with pytest.raises(NotImplementedError):
+        BitFrequencies(5).set_state({"fallbacks": np.array(0)})
