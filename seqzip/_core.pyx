@@ -240,6 +240,20 @@ cdef class Kernel:
             raise NotImplementedError(f"{type(self).__name__} does not expose its state")
         self.fallbacks = int(take(state, "fallbacks", np.int64, ()))
 
+    # save points: what bit_distribution uses to walk a bit tree; a kernel may offer lighter
+    # ones than its full state (the context-mixing kernel journals its hash table)
+
+    def track_points(self, bint on):
+        """Start (or stop) a walk of save points (nothing to do for the full state)."""
+
+    def save_point(self):
+        """What :meth:`restore_point` needs to return here: by default the full state."""
+        return self.get_state()
+
+    def restore_point(self, point):
+        """Return to a :meth:`save_point` taken since :meth:`track_points` started."""
+        self.set_state(point)
+
     def interface(self):
         """A capsule holding a pointer to this kernel's ``ModelInterface`` (valid while the
         kernel lives)."""
@@ -341,8 +355,10 @@ def bit_distribution(Kernel kernel):
     """The next symbol's distribution under a bit-mode kernel: for each symbol, the product
     of the probabilities of its bits as the coding loop's SCORE step multiplies them (each
     bit's P(1) is ``predict_bit() / 2^16``, predicted after learning the symbol's earlier
-    bits).  Each branch of the bit tree is walked from a saved state and the kernel is left as
-    it was: the cost is two state restores per internal node (``2 (A - 1)``).
+    bits).  The bit tree is walked from save points (``Kernel.save_point``: the full state
+    by default, lighter where the kernel offers it) and the kernel is left as it was; the
+    last bit of a symbol is never learnt (its two leaves need only its prediction), so no
+    symbol ends during the walk.
 
         >>> from seqzip.models import create
         >>> m = create("cm", None, alphabet_size=3, seed=0)
@@ -354,9 +370,13 @@ def bit_distribution(Kernel kernel):
     if kernel.iface.mode != BIT_MODE:
         raise TypeError("not a bit-mode kernel")
     out = np.zeros(A)
-    start = kernel.get_state()
-    _walk(kernel, out, B - 1, 0, 1.0, A)
-    kernel.set_state(start)
+    kernel.track_points(True)
+    try:
+        start = kernel.save_point()
+        _walk(kernel, out, B - 1, 0, 1.0, A)
+        kernel.restore_point(start)
+    finally:
+        kernel.track_points(False)
     return out
 
 
@@ -366,16 +386,19 @@ cdef void _walk_error(int status, Kernel kernel) except *:
 
 def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A):
     cdef int p, bit, status
-    if j < 0:
-        if prefix < A:
-            out[prefix] = score
-        return
     if prefix >= A:
         return  # every symbol below this node is outside the alphabet
-    saved = kernel.get_state()
+    if j == 0:  # the leaves: the last bit's prediction is all they need
+        p = kernel.iface.predict_bit(kernel.iface.state)
+        if p < PROB_ONE:
+            out[prefix] = score * ((PROB_ONE - p) * (1.0 / PROB_ONE))
+        if p > 0 and prefix + 1 < A:
+            out[prefix + 1] = score * (p * (1.0 / PROB_ONE))
+        return
+    saved = kernel.save_point()
     for bit in range(2):
         if bit:
-            kernel.set_state(saved)
+            kernel.restore_point(saved)
         p = kernel.iface.predict_bit(kernel.iface.state)
         if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
             continue  # a forced bit: the other branch has no mass

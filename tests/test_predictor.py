@@ -237,3 +237,19 @@ def test_a_kernel_without_state_says_so():
         BitFrequencies(5).get_state()
     with pytest.raises(NotImplementedError):
         BitFrequencies(5).set_state({"fallbacks": np.array(0)})
+
+
+@pytest.mark.parametrize("level", [1, pytest.param(6, marks=pytest.mark.long)])
+def test_cm_probs_over_all_bytes_is_exact_and_leaves_the_state(level):
+    """Over 256 symbols the bit tree crosses a group boundary (new hash-table slots are looked
+    up and may evict others): the journalled save points still restore every byte."""
+    p = Predictor("cm", level, seed=1)
+    p.feed(TEXT[:600])
+    before = p.kernel.get_state()
+    probs = p.probs()
+    after = p.kernel.get_state()
+    assert before.keys() == after.keys()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert abs(probs.sum() - 1.0) < 1e-9
+    for symbol in b"t e,~\x00\xff":
+        assert p.copy().update(symbol) == -np.log2(probs[symbol])

@@ -53,7 +53,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport sqrt
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from seqzip._core import nested, put, take
 
@@ -85,6 +85,7 @@ cdef enum:
     MAX_SYMBOL_EXPERTS = 4
     APM_BINS = 33
     MAX_APM = 5
+    JOURNAL = 2 * 8 * MAX_CONTEXTS  # slots written or emptied below a save point
     SQUASH_SIZE = 4097    # squash over [-16, 16] in steps of 1/128
 
 WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
@@ -358,6 +359,12 @@ cdef class CMKernel(Kernel):
     cdef double apm_out[MAX_APM]
     cdef double p_mix, p_final
     cdef readonly long symbols_seen
+    # save points (Predictor.probs): while tracking, each 16-byte slot of the hash table is
+    # journalled before it is written or emptied, so a save point need not copy the table
+    cdef bint tracking
+    cdef int jlen
+    cdef uint8_t* jaddr[JOURNAL]
+    cdef uint8_t jdata[JOURNAL][16]
 
     def __cinit__(self, *args, **kwargs):
         cdef int i
@@ -687,9 +694,18 @@ cdef class CMKernel(Kernel):
                 least = used
                 best = i
         base = base + (best << 4)
+        if self.tracking:
+            self._journal(base)
         memset(base, 0, 16)
         base[0] = check
         return base
+
+    cdef inline void _journal(self, uint8_t* slot) noexcept nogil:
+        """Keep the 16 bytes of ``slot`` before a write (only while tracking save points)."""
+        if self.jlen < JOURNAL:
+            self.jaddr[self.jlen] = slot
+            memcpy(&self.jdata[self.jlen][0], slot, 16)
+        self.jlen += 1
 
     # ------------------------------------------------------------ per symbol
 
@@ -1178,6 +1194,8 @@ cdef class CMKernel(Kernel):
             for i in range(self.n_hashed):
                 s = self.map_state[i]
                 self._learn_map(&self.maps[i], s, bit)
+                if self.tracking:
+                    self._journal(self.slot[i])
                 self.slot[i][self.gnode] = STATE_NEXT[s][bit]
             s = self.map_state[self.n_hashed]
             self._learn_map(&self.maps[self.n_hashed], s, bit)
@@ -1381,38 +1399,8 @@ cdef class CMKernel(Kernel):
         symbol experts' and the network's states (under ``expertE.``) and the position inside
         the current symbol (see ``Kernel.get_state``)."""
         cdef int i
-        cdef Py_ssize_t off
         state = Kernel.get_state(self)
-        ints = [self.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
-                self.forced, self.n_known, self.word_len, self.record_votes,
-                self.candidate_votes, self.net_pattern, self.symbols_seen]
-        for i in range(self.n_match):
-            ints += [self.match[i].length, self.match[i].predicted, self.match[i].miss,
-                     self.match[i].sm_index]
-        for i in range(self.n_sets):
-            ints.append(self.sets[i].selected)
-        ints.append(self.final.selected)
-        state["ints"] = np.array(ints, dtype=np.int64)
-        words = [self.pos, self.c8, self.line_start, self.prev_line_start, self.word0,
-                 self.word1, self.word2, self.separator, self.before_word, self.sentence,
-                 self.record_len, self.record_candidate]
-        words += [self.match[i].ptr for i in range(self.n_match)]
-        state["words"] = np.array(words, dtype=np.uint64)
-        floats = [self.adam_b1t, self.adam_b2t, self.p_mix, self.p_final, self.final.dot,
-                  self.final.p]
-        for i in range(self.n_sets):
-            floats += [self.sets[i].dot, self.sets[i].p]
-        state["floats"] = np.array(floats, dtype=np.float64)
-        slots = []
-        for i in range(self.n_hashed):
-            if self.slot[i] == NULL:
-                off = -2
-            elif self.slot[i] == EMPTY_SLOT:
-                off = -1
-            else:
-                off = self.slot[i] - self.table
-            slots.append(off)
-        state["slots"] = np.array(slots, dtype=np.int64)
+        state.update(self._scalars())
         for name, size, address in self._buffers():
             state[name] = raw_get(<void*><size_t>address, size)
         for i in range(self.n_experts):
@@ -1423,9 +1411,85 @@ cdef class CMKernel(Kernel):
     def set_state(self, dict state):
         """Trusted input: positions and indices inside the tables are checked only where a
         wrong one would reach outside them (the slots)."""
-        cdef int i, k = 0
-        cdef Py_ssize_t off
+        cdef int i
         Kernel.set_state(self, state)
+        scalars = self._check_scalars(state)
+        for name, size, address in self._buffers():
+            raw_set(<void*><size_t>address, size, state, name)
+        for i in range(self.n_experts):
+            self.owned[i].set_state(nested(state, f"expert{i}."))
+        self._set_scalars(*scalars)
+        self.jlen = 0
+
+    # save points: what one bit's learning can change, short of the symbol's last bit (whose
+    # update ends the symbol: history, match tables, experts and network move only then)
+
+    def track_points(self, bint on):
+        """Start (or stop) journalling the hash table's slots for :meth:`save_point`."""
+        self.tracking = on
+        self.jlen = 0
+
+    def save_point(self):
+        """A light copy of the state inside a symbol, for ``seqzip._core.bit_distribution``:
+        valid while tracking and while no symbol ends (the kernel's last bit is never
+        learnt below a save point)."""
+        if not self.tracking or self.jlen > JOURNAL:
+            raise RuntimeError("save points need track_points(True)")
+        state = {"fallbacks": self.fallbacks}
+        state.update(self._scalars())
+        for name, size, address in self._buffers(True):
+            state[name] = raw_get(<void*><size_t>address, size)
+        return self.jlen, state
+
+    def restore_point(self, point):
+        """Return to a :meth:`save_point` taken since tracking started."""
+        cdef int k, jlen = point[0]
+        if not self.tracking or self.jlen > JOURNAL or not 0 <= jlen <= self.jlen:
+            raise RuntimeError("not a save point of this tracking")
+        for k in range(self.jlen - 1, jlen - 1, -1):
+            memcpy(self.jaddr[k], &self.jdata[k][0], 16)
+        self.jlen = jlen
+        state = point[1]
+        for name, size, address in self._buffers(True):
+            raw_set(<void*><size_t>address, size, state, name)
+        self.fallbacks = state["fallbacks"]
+        self._set_scalars(*self._check_scalars(state))
+
+    def _scalars(self):
+        cdef int i
+        cdef Py_ssize_t off
+        ints = [self.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
+                self.forced, self.n_known, self.word_len, self.record_votes,
+                self.candidate_votes, self.net_pattern, self.symbols_seen]
+        for i in range(self.n_match):
+            ints += [self.match[i].length, self.match[i].predicted, self.match[i].miss,
+                     self.match[i].sm_index]
+        for i in range(self.n_sets):
+            ints.append(self.sets[i].selected)
+        ints.append(self.final.selected)
+        words = [self.pos, self.c8, self.line_start, self.prev_line_start, self.word0,
+                 self.word1, self.word2, self.separator, self.before_word, self.sentence,
+                 self.record_len, self.record_candidate]
+        words += [self.match[i].ptr for i in range(self.n_match)]
+        floats = [self.adam_b1t, self.adam_b2t, self.p_mix, self.p_final, self.final.dot,
+                  self.final.p]
+        for i in range(self.n_sets):
+            floats += [self.sets[i].dot, self.sets[i].p]
+        slots = []
+        for i in range(self.n_hashed):
+            if self.slot[i] == NULL:
+                off = -2
+            elif self.slot[i] == EMPTY_SLOT:
+                off = -1
+            else:
+                off = self.slot[i] - self.table
+            slots.append(off)
+        return {"ints": np.array(ints, dtype=np.int64),
+                "words": np.array(words, dtype=np.uint64),
+                "floats": np.array(floats, dtype=np.float64),
+                "slots": np.array(slots, dtype=np.int64)}
+
+    def _check_scalars(self, dict state):
         ints = [int(v) for v in take(state, "ints", np.int64,
                                      (13 + 4 * self.n_match + self.n_sets + 1,))]
         words = [int(v) for v in take(state, "words", np.uint64, (12 + self.n_match,))]
@@ -1435,10 +1499,10 @@ cdef class CMKernel(Kernel):
         if (slots < -2).any() or (slots > limit).any() or \
                 any(v >= 0 and v % 16 for v in slots):
             raise ValueError("model state holds slots outside the hash table")
-        for name, size, address in self._buffers():
-            raw_set(<void*><size_t>address, size, state, name)
-        for i in range(self.n_experts):
-            self.owned[i].set_state(nested(state, f"expert{i}."))
+        return ints, words, floats, [int(v) for v in slots]
+
+    def _set_scalars(self, list ints, list words, list floats, list slots):
+        cdef int i, k
         (self.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
          self.forced, self.n_known, self.word_len, self.record_votes, self.candidate_votes,
          self.net_pattern, self.symbols_seen) = ints[:13]
@@ -1472,8 +1536,18 @@ cdef class CMKernel(Kernel):
             else:
                 self.slot[i] = self.table + <Py_ssize_t>slots[i]
 
-    def _buffers(self):
-        """(name, bytes, address) of every buffer the state holds."""
+    def _buffers(self, bint light=False):
+        """(name, bytes, address) of every buffer the state holds; ``light``: of those one
+        bit's learning can change, short of the symbol's last bit (the hash table is
+        journalled instead)."""
+        out = self._all_buffers()
+        if light:
+            heavy = {"history", "table", "last_pos", "last_dist", "follow1", "follow2",
+                     "match0.table", "match1.table"}
+            out = [b for b in out if b[0] not in heavy]
+        return out
+
+    def _all_buffers(self):
         cdef int i, n
         cdef list out = []
         out.append(("history", self.history_mask + 1, <size_t>self.history))
