@@ -136,8 +136,8 @@ class Predictor:
         the coder's model and :meth:`feed` divide it); for a bit-mode model
         (cm) each entry is the product of the probabilities of the symbol's bits exactly as
         the coder uses them (each bit predicted after learning the earlier ones), computed by
-        walking the bit tree from saved states: about 2 (A - 1) state copies, slow for the
-        large levels (use :meth:`feed` to score a stream).
+        walking the bit tree from save points (``seqzip._core.bit_distribution``; about 0.3
+        CPU s at cm -6 over 256 symbols: use :meth:`feed` to score a stream).
 
             >>> p = Predictor("order2", 6, alphabet=b"xyz")
             >>> p.probs().round(3).tolist()
