@@ -39,7 +39,8 @@ LIBRARY = ["seqzip.api", "seqzip.predictor", "seqzip.bench", "seqzip.coder", "se
            "seqzip.streaminfo", "seqzip.baselines", "seqzip.errors", "seqzip.models",
            "seqzip.models.base", "seqzip.models.cm", "seqzip.models.ctw", "seqzip.models.experts",
            "seqzip.models.glnn", "seqzip.models.lstm", "seqzip.models.order2",
-           "seqzip.research.dictionary"]
+           "seqzip.research.dictionary", "seqzip.research.training", "seqzip.research.protocol",
+           "seqzip.corpora"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
