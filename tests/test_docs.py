@@ -40,7 +40,8 @@ LIBRARY = ["seqzip.api", "seqzip.predictor", "seqzip.bench", "seqzip.coder", "se
            "seqzip.models.base", "seqzip.models.cm", "seqzip.models.ctw", "seqzip.models.experts",
            "seqzip.models.glnn", "seqzip.models.lstm", "seqzip.models.order2",
            "seqzip.research.dictionary", "seqzip.research.training", "seqzip.research.protocol",
-           "seqzip.corpora"]
+           "seqzip.corpora", "seqzip.research.table1", "seqzip.research.glnn",
+           "seqzip.reference.glnn", "seqzip.reference.lstm", "seqzip.reference.context"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
