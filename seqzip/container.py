@@ -90,7 +90,7 @@ class NeedMoreData(Exception):
 
 @dataclass(frozen=True)
 class StreamHeader:
-    """See the module docstring.
+    """A stream header, its fields in the order the module docstring lays them out.
 
         >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
         >>> h.version, len(h.pack())

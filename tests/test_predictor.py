@@ -253,3 +253,21 @@ def test_cm_probs_over_all_bytes_is_exact_and_leaves_the_state(level):
     assert abs(probs.sum() - 1.0) < 1e-9
     for symbol in b"t e,~\x00\xff":
         assert p.copy().update(symbol) == -np.log2(probs[symbol])
+
+
+def test_version_4_header_round_trip_and_checks():
+    from seqzip.container import StreamHeader
+
+    h = StreamHeader(7, b"\x01", seed=3, length=5, frame_size=8, alphabet=b"abc", crc32=9,
+                     version=4, dictionary=bytes(range(16)))
+    packed = h.pack()
+    assert parse_header(packed) == (h, len(packed))
+    assert len(packed) == len(StreamHeader(7, b"\x01", 3, 5, 8, b"abc", 9).pack()) + 16
+    for bad in (dict(version=4), dict(version=3, dictionary=bytes(16)),
+                dict(version=4, dictionary=bytes(8))):
+        with pytest.raises(ValueError):
+            StreamHeader(7, b"\x01", 3, 5, 8, b"abc", 9, **bad).pack()
+    corrupt = bytearray(packed)
+    corrupt[12] ^= 1  # inside the dictionary hash: the header checksum catches it
+    with pytest.raises(seqzip.CorruptError):
+        parse_header(bytes(corrupt))
