@@ -92,7 +92,8 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     ``progress(file, method, size)`` is called as each job starts.
 
         >>> rows = run(None, models=["order2"], sizes={"markov2": 2000})
-        >>> [r["method"] for r in rows if r["level"] is not None], all(r["round_trip_ok"] for r in rows)
+        >>> models = [r["method"] for r in rows if r["level"] is not None]
+        >>> models, all(r["round_trip_ok"] for r in rows)
         (['order2'], True)
     """
     names = models if models else sorted(MODELS)

@@ -67,8 +67,8 @@ cdef extern from *:
     """
     void prefetch "SEQZIP_PREFETCH"(const void* p) noexcept nogil
 
-from seqzip._core cimport (raw_get, raw_set, BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
-                           SYMBOL_MODE, Kernel, ModelInterface)
+from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
+                           SYMBOL_MODE, Kernel, ModelInterface, raw_get, raw_set)
 from seqzip._kernels.detmath cimport det_exp, det_log
 from seqzip._kernels.qd cimport qd_row_step, qd_row_step_reciprocal
 

@@ -53,7 +53,8 @@ GENERATORS: dict[str, Generator] = {}
 def register(gen: Generator) -> None:
     """Add ``gen`` to ``GENERATORS`` (by its name).
 
-        >>> register(Generator("ab", lambda n, seed: b"ab" * n, lambda data, seed: 0.0, "ab repeated"))
+        >>> register(Generator("ab", lambda n, seed: b"ab" * n, lambda data, seed: 0.0,
+        ...                    "ab repeated"))
         >>> generate("ab", 3).data, true_log2_loss("ab", b"abab")
         (b'ababab', 0.0)
         >>> del GENERATORS["ab"]

@@ -180,7 +180,8 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
     Raises:
         ValueError: unknown method, or too little data.
 
-        >>> result, alphabet, n = train_bytes(b"abc" * 100, method="glnn-qdh-rbpm", budget=0.3, units=4)
+        >>> result, alphabet, n = train_bytes(b"abc" * 100, method="glnn-qdh-rbpm", budget=0.3,
+        ...                                   units=4)
         >>> alphabet, n
         ([97, 98, 99], 30)
     """
