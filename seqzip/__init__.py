@@ -21,6 +21,7 @@ _LAZY = {
     "SeqzipFile": "api", "Limits": "api",
     "SeqzipError": "errors", "NotSeqzipError": "errors", "UnsupportedVersionError": "errors",
     "CorruptError": "errors", "TruncatedError": "errors", "LimitError": "errors",
+    "Predictor": "predictor",
     "MODELS": "models", "DEFAULT_MODEL": "models", "DEFAULT_LEVEL": "models",
 }
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .errors import (CorruptError, LimitError, NotSeqzipError, SeqzipError, TruncatedError,
                          UnsupportedVersionError)
     from .models import DEFAULT_LEVEL, DEFAULT_MODEL, MODELS
+    from .predictor import Predictor
 
 
 def __getattr__(name: str) -> Any:

@@ -41,6 +41,10 @@ cdef struct ModelInterface:
 
 cdef int keep_exception(object exc) noexcept
 
+# state get/set helpers for the kernels: a C buffer as a uint8 array and back
+cdef object raw_get(const void* p, Py_ssize_t nbytes)
+cdef int raw_set(void* p, Py_ssize_t nbytes, object state, str name) except -1
+
 
 cdef class Kernel:
     cdef ModelInterface iface

@@ -27,6 +27,7 @@ This module imports no seqzip Python: it is the bottom of the stack.
 import numpy as np
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t
+from libc.string cimport memcpy
 
 ENCODE = 0
 DECODE = 1
@@ -206,10 +207,206 @@ cdef class Kernel:
             return None
         return np.asarray(<double[:n]>f).copy()
 
+    # ------------------------------------------------------------ the full state
+
+    def get_state(self):
+        """A copy of everything the kernel's next predictions depend on, as a flat dict of
+        numpy arrays (scalars are 0-d arrays): parameters, optimiser and metric state,
+        recurrent state, tables, the symbols it remembers.  A kernel built with the same
+        arguments and given it by :meth:`set_state` predicts exactly as this one from here on.
+
+            >>> from seqzip._kernels.order2 import Order2Kernel
+            >>> a, b = Order2Kernel(3, 2, 255, 1.0), Order2Kernel(3, 2, 255, 1.0)
+            >>> for s in [0, 1, 2, 1]:
+            ...     a.update(s)
+            >>> b.set_state(a.get_state())
+            >>> bool((a.predict() == b.predict()).all())
+            True
+        """
+        if type(self).get_state is Kernel.get_state:
+            raise NotImplementedError(f"{type(self).__name__} does not expose its state")
+        return {"fallbacks": np.array(self.fallbacks, dtype=np.int64)}
+
+    def set_state(self, dict state):
+        """Take the state :meth:`get_state` returned from a kernel built with the same
+        arguments.
+
+        Raises:
+            ValueError: a missing entry, or one of the wrong type or shape.
+            NotImplementedError: a kernel that does not expose its state (a new kernel
+                overrides both methods, calling ``Kernel.get_state(self)`` first).
+        """
+        if type(self).set_state is Kernel.set_state:
+            raise NotImplementedError(f"{type(self).__name__} does not expose its state")
+        self.fallbacks = int(take(state, "fallbacks", np.int64, ()))
+
+    # save points: what bit_distribution uses to walk a bit tree; a kernel may offer lighter
+    # ones than its full state (the context-mixing kernel journals its hash table)
+
+    def track_points(self, bint on):
+        """Start (or stop) a walk of save points (nothing to do for the full state)."""
+
+    def save_point(self):
+        """What :meth:`restore_point` needs to return here: by default the full state."""
+        return self.get_state()
+
+    def restore_point(self, point):
+        """Return to a :meth:`save_point` taken since :meth:`track_points` started."""
+        self.set_state(point)
+
     def interface(self):
         """A capsule holding a pointer to this kernel's ``ModelInterface`` (valid while the
         kernel lives)."""
         return PyCapsule_New(&self.iface, b"seqzip.ModelInterface", NULL)
+
+
+# ---------------------------------------------------------------- state helpers
+
+def take(dict state, str name, dtype, shape=None):
+    """``state[name]`` as an array of ``dtype`` (and ``shape`` when given).
+
+    Raises:
+        ValueError: missing, or of another dtype or shape.
+
+        >>> take({"n": np.array(3)}, "n", np.int64, ())
+        array(3)
+    """
+    try:
+        value = state[name]
+    except KeyError:
+        raise ValueError(f"model state lacks {name!r}") from None
+    if not isinstance(value, np.ndarray) or value.dtype != np.dtype(dtype) or \
+            (shape is not None and value.shape != tuple(shape)):
+        raise ValueError(f"model state entry {name!r} has the wrong type or shape")
+    return value
+
+
+def put(target, dict state, str name):
+    """Copy ``state[name]`` into the array (or memoryview) ``target`` of the same shape.
+
+        >>> out = np.zeros(2)
+        >>> put(out, {"x": np.array([1.0, 2.0])}, "x"); out
+        array([1., 2.])
+    """
+    t = np.asarray(target)
+    t[...] = take(state, name, t.dtype, t.shape)
+
+
+def nested(dict state, str prefix):
+    """The entries of ``state`` under ``prefix`` (a sub-kernel's state), prefix removed.
+
+        >>> nested({"e0.x": 1, "y": 2}, "e0.")
+        {'x': 1}
+    """
+    n = len(prefix)
+    return {k[n:]: v for k, v in state.items() if k.startswith(prefix)}
+
+
+cdef object raw_get(const void* p, Py_ssize_t nbytes):
+    """A copy of ``nbytes`` bytes at ``p`` as a uint8 array."""
+    if nbytes == 0:
+        return np.zeros(0, dtype=np.uint8)
+    return np.frombuffer((<const char*>p)[:nbytes], dtype=np.uint8).copy()
+
+
+cdef int raw_set(void* p, Py_ssize_t nbytes, object state, str name) except -1:
+    """Copy ``state[name]`` (uint8, ``nbytes`` long) to ``p``."""
+    cdef const uint8_t[::1] v = np.ascontiguousarray(take(state, name, np.uint8, (nbytes,)))
+    if nbytes:
+        memcpy(p, &v[0], nbytes)
+    return 0
+
+
+cdef inline double _total(const double* probs, int A) noexcept:
+    """The sum SCORE divides by (the coder's Categorical normalises the same array)."""
+    cdef double total = 0.0
+    cdef int j
+    for j in range(A):
+        total = total + probs[j]
+    return total
+
+
+def distribution(Kernel kernel):
+    """The next symbol's distribution exactly as the coding loop's SCORE step charges it: a
+    symbol-mode kernel's checked prediction divided by its sum, or a bit-mode kernel's
+    :func:`bit_distribution`.  A fresh array; the kernel is left as it was.
+
+        >>> from seqzip._kernels.order2 import Order2Kernel
+        >>> distribution(Order2Kernel(4, 2, 255, 1.0)).tolist()
+        [0.25, 0.25, 0.25, 0.25]
+    """
+    cdef int status, j, A = kernel.iface.alphabet_size
+    cdef double total
+    cdef double[::1] p
+    if kernel.iface.mode == BIT_MODE:
+        return bit_distribution(kernel)
+    out = np.empty(A)
+    p = out
+    status = kernel.checked_predict(&p[0])
+    if status < 0:
+        _raise_for(status, type(kernel).__name__)
+    total = _total(&p[0], A)
+    for j in range(A):
+        p[j] = p[j] / total
+    return out
+
+
+def bit_distribution(Kernel kernel):
+    """The next symbol's distribution under a bit-mode kernel: for each symbol, the product
+    of the probabilities of its bits as the coding loop's SCORE step multiplies them (each
+    bit's P(1) is ``predict_bit() / 2^16``, predicted after learning the symbol's earlier
+    bits).  The bit tree is walked from save points (``Kernel.save_point``: the full state
+    by default, lighter where the kernel offers it) and the kernel is left as it was; the
+    last bit of a symbol is never learnt (its two leaves need only its prediction), so no
+    symbol ends during the walk.
+
+        >>> from seqzip.models import create
+        >>> m = create("cm", None, alphabet_size=3, seed=0)
+        >>> p = bit_distribution(m.kernel)
+        >>> round(float(p.sum()), 12), p.shape
+        (1.0, (3,))
+    """
+    cdef int A = kernel.iface.alphabet_size, B = kernel.iface.bits
+    if kernel.iface.mode != BIT_MODE:
+        raise TypeError("not a bit-mode kernel")
+    out = np.zeros(A)
+    kernel.track_points(True)
+    try:
+        start = kernel.save_point()
+        _walk(kernel, out, B - 1, 0, 1.0, A)
+        kernel.restore_point(start)
+    finally:
+        kernel.track_points(False)
+    return out
+
+
+cdef void _walk_error(int status, Kernel kernel) except *:
+    _raise_for(status, type(kernel).__name__)
+
+
+def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A):
+    cdef int p, bit, status
+    if prefix >= A:
+        return  # every symbol below this node is outside the alphabet
+    if j == 0:  # the leaves: the last bit's prediction is all they need
+        p = kernel.iface.predict_bit(kernel.iface.state)
+        if p < PROB_ONE:
+            out[prefix] = score * ((PROB_ONE - p) * (1.0 / PROB_ONE))
+        if p > 0 and prefix + 1 < A:
+            out[prefix + 1] = score * (p * (1.0 / PROB_ONE))
+        return
+    saved = kernel.save_point()
+    for bit in range(2):
+        if bit:
+            kernel.restore_point(saved)
+        p = kernel.iface.predict_bit(kernel.iface.state)
+        if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
+            continue  # a forced bit: the other branch has no mass
+        status = kernel.iface.update_bit(kernel.iface.state, bit)
+        if status < 0:
+            _walk_error(status, kernel)
+        _walk(kernel, out, j - 1, prefix | (bit << j),
+              score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE)), A)
 
 
 # ---------------------------------------------------------------- the shared step
@@ -259,10 +456,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
             if status < 0:
                 _raise_for(status, type(kernel).__name__)
             if direction == SCORE:
-                total = 0.0
-                for j in range(A):
-                    total = total + probs[j]
-                scores[i] = probs[symbol] / total
+                scores[i] = probs[symbol] / _total(&probs[0], A)
             else:
                 model = categorical(probs_array)
                 if direction == ENCODE:

@@ -25,15 +25,17 @@ from typing import IO, Any, BinaryIO, Callable, Iterator
 import numpy as np
 
 from . import coder
-from .container import FRAME_HEAD as _FRAME_HEAD
-from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY, MAX_FRAME,
-                        NeedMoreData, StreamHeader, block_bounds, block_check, frame_checks,
-                        frame_size_on_disk, next_frame_symbols, pack_frame, parse_frame,
-                        parse_frame_head, parse_header)
-from .errors import CorruptError, LimitError, NotSeqzipError, SeqzipError, TruncatedError
+from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY,
+                        DICTIONARY_VERSION, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
+                        block_bounds, block_check, frame_checks, frame_size_on_disk,
+                        next_frame_symbols, pack_frame, parse_frame, parse_frame_head,
+                        parse_header)
+from .errors import (CorruptError, DictionaryError, LimitError, NotSeqzipError, SeqzipError,
+                     TruncatedError)
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
                      config_from_header, config_to_header, create, make_config, spec_by_id,
                      spec_by_name)
+from .predictor import Predictor
 
 CHUNK = 1 << 16
 SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
@@ -42,7 +44,7 @@ SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then go
 MIN_PIECE = 64 << 10
 MAX_PIECE = 8 << 20
 Progress = Callable[[int], None]
-FRAME_HEAD_SIZE = _FRAME_HEAD.size
+FRAME_HEAD_SIZE = FRAME_HEAD.size
 
 
 def _check_seed(seed: int) -> int:
@@ -63,6 +65,10 @@ def spec_for_header(header: StreamHeader) -> ModelSpec:
 
     Raises:
         CorruptError: the header names no model this build knows.
+
+        >>> header, _ = parse_header(compress(b"hi", model="ctw"))
+        >>> spec_for_header(header).name
+        'ctw'
     """
     spec = spec_by_id(header.model_id)
     if spec is None:
@@ -75,6 +81,10 @@ def config_for_header(header: StreamHeader) -> Any:
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
+
+        >>> header, _ = parse_header(compress(b"hi", 2, model="order2"))
+        >>> config_for_header(header) == make_config("order2", 2)
+        True
     """
     spec = spec_for_header(header)
     try:
@@ -83,19 +93,69 @@ def config_for_header(header: StreamHeader) -> Any:
         raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
 
 
-def model_for_header(header: StreamHeader, config: Any = None) -> Model | None:
-    """Build the model a stream was coded with, from its header alone (None for empty data);
+def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
+                     config: Any = None) -> Model | None:
+    """Build the model a stream was coded with, from its header alone (None for empty data),
+    or, for a stream coded from a model file, from that file's state (``dictionary``);
     ``config``, when given, is the header's already parsed.
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
+        DictionaryError: the stream needs a model file and ``dictionary`` is not that one.
+
+        >>> header, _ = parse_header(compress(b"hi", model="order2"))
+        >>> model_for_header(header).alphabet
+        b'hi'
     """
+    if header.dictionary:
+        return _dictionary_model(header, dictionary)
     if config is None:
         config = config_for_header(header)
     if not header.alphabet:
         return None
     return create(spec_for_header(header).name, config, alphabet=header.alphabet,
                   seed=header.seed)
+
+
+def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predictor | None:
+    """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
+    given.
+
+    Raises:
+        ValueError: not a readable model file.
+        OSError: the file cannot be read.
+
+        >>> d = Predictor("order2", 1)
+        >>> load_dictionary(d) is d, load_dictionary(None)
+        (True, None)
+    """
+    if dictionary is None or isinstance(dictionary, Predictor):
+        return dictionary
+    return Predictor.load(dictionary)
+
+
+def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Model | None:
+    wanted = header.dictionary.hex()
+    if dictionary is None:
+        raise DictionaryError(f"stream was coded with model file {wanted} (sha256 prefix): "
+                              "give that file as the dictionary (--dict)")
+    if dictionary.file_hash != header.dictionary:
+        raise DictionaryError(f"stream was coded with model file {wanted}, not with the "
+                              f"given one ({dictionary.file_hash.hex()})")
+    spec = spec_by_name(dictionary.model_name)
+    if spec.model_id != header.model_id or \
+            config_for_header(header) != dictionary.config or header.seed != dictionary.seed:
+        raise CorruptError("stream header disagrees with its model file")
+    if not header.alphabet:
+        return None
+    if header.alphabet.translate(None, dictionary.alphabet):
+        raise CorruptError("stream holds bytes outside its model file's alphabet")
+    return dictionary.copy()._model
+
+
+def _model_alphabet(header: StreamHeader, dictionary: Predictor | None) -> bytes:
+    """The alphabet the stream's model codes over: the data's, or its model file's."""
+    return dictionary.alphabet if header.dictionary else header.alphabet
 
 
 class _SymbolMap:
@@ -156,7 +216,8 @@ def _seekable(src: IO[bytes]) -> bool:
 def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                   level: int = DEFAULT_LEVEL, seed: int = 0, frame_size: int = DEFAULT_FRAME,
                   config: Any = None, progress: Progress | None = None,
-                  processes: int = 1) -> int:
+                  processes: int = 1, dictionary: Predictor | str | os.PathLike | None = None
+                  ) -> int:
     """Compress everything ``src`` yields into one stream written to ``dst``.
 
     Memory holds one frame of input and its payload.  A non-seekable ``src`` is spooled to a
@@ -168,12 +229,27 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     processes: any seqzip decodes the result, and each piece's model starts afresh, which
     costs some ratio (see README, ``-T``).
 
+    With ``dictionary`` (a model file's path, or a :class:`~seqzip.predictor.Predictor`), the
+    model is that file's, and coding starts from its trained state and keeps adapting;
+    ``model``, ``level``, ``config`` and ``seed`` are the file's, and the input is one stream
+    (``processes`` is not used).  The header names the file by its hash: decoding needs the
+    same file.
+
     Returns:
         The number of bytes written.
     Raises:
-        ValueError: unknown model, bad level, seed, frame size or process count.
+        ValueError: unknown model, bad level, seed, frame size or process count; a model file
+            that cannot be read or an input byte outside its alphabet.
         SeqzipError: the input changed while it was being compressed.
+
+        >>> src, dst = io.BytesIO(b"to be or not to be " * 20), io.BytesIO()
+        >>> written = compress_file(src, dst, model="ctw", level=2)
+        >>> written == len(dst.getvalue()), decompress(dst.getvalue())[:9]
+        (True, b'to be or ')
     """
+    if dictionary is not None:
+        return _compress_with_dictionary(src, dst, load_dictionary(dictionary), frame_size,
+                                         progress)
     spec = spec_by_name(model)
     if config is None:
         config = make_config(model, level)
@@ -302,10 +378,37 @@ def _compress_pieces(src: IO[bytes], dst: IO[bytes], length: int, piece: int, pr
     return written
 
 
+def _compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predictor,
+                              frame_size: int, progress: Progress | None) -> int:
+    _check_frame_size(frame_size)
+    if not _seekable(src):
+        with tempfile.TemporaryFile() as spool:
+            while chunk := src.read(CHUNK * 16):
+                spool.write(chunk)
+            spool.seek(0)
+            return _compress_with_dictionary(spool, dst, dictionary, frame_size, progress)
+    spec = spec_by_name(dictionary.model_name)
+    start = src.tell()
+    length, alphabet, crc = _scan(src)
+    src.seek(start)
+    outside = alphabet.translate(None, dictionary.alphabet)
+    if outside:
+        raise ValueError(f"the input holds byte {outside[0]}, outside the model file's "
+                         "alphabet")
+    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, dictionary.config),
+                          dictionary.seed, length, frame_size, alphabet, crc,
+                          DICTIONARY_VERSION, dictionary.file_hash)
+    written = dst.write(header.pack()) or 0
+    written += sum(dst.write(frame) or 0
+                   for frame in _encode_frames(header, src, progress, dictionary))
+    return written
+
+
 def _encode_frames(header: StreamHeader, src: IO[bytes],
-                   progress: Progress | None) -> Iterator[bytes]:
-    model = model_for_header(header)
-    symbol_map = _SymbolMap(header.alphabet)
+                   progress: Progress | None, dictionary: Predictor | None = None
+                   ) -> Iterator[bytes]:
+    model = model_for_header(header, dictionary)
+    symbol_map = _SymbolMap(_model_alphabet(header, dictionary))
     done, crc = 0, 0
     while done < header.length:
         chunk = _read_exact(src, next_frame_symbols(header, done))
@@ -323,7 +426,7 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
 
 
 def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
-             seed: int = 0) -> bytes:
+             seed: int = 0, dictionary: Predictor | str | os.PathLike | None = None) -> bytes:
     """Compress ``data`` into one seqzip stream (the level may be given by position, as with
     ``bz2.compress(data, 9)``).
 
@@ -332,12 +435,23 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MO
         level: 1 (fast) ... 9 (strong).
         model: model family (``seqzip.models.MODELS``).
         seed: seed of the model's PRNG, stored in the header.
+        dictionary: a model file (path or :class:`~seqzip.predictor.Predictor`) to start from
+            (see :func:`compress_file`); decompress with the same one.
     Raises:
         ValueError: unknown model, bad level or seed.
+
+        >>> from seqzip.predictor import Predictor
+        >>> import random
+        >>> words, r = b"the cat sat on a mat".split(), random.Random(1)
+        >>> d = Predictor("order2", 6); _ = d.feed(b" ".join(r.choice(words) for _ in range(2000)))
+        >>> text = b" ".join(r.choice(words) for _ in range(1000))
+        >>> packed = compress(text, dictionary=d)
+        >>> decompress(packed, dictionary=d) == text
+        True
     """
     out = io.BytesIO()
     compress_file(io.BytesIO(memoryview(data).tobytes()), out, model=model, level=level,
-                  seed=seed)
+                  seed=seed, dictionary=dictionary)
     return out.getvalue()
 
 
@@ -398,7 +512,9 @@ class SeqzipDecompressor:
         (b'hello hello', True)
     """
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, dictionary: Predictor | str | os.PathLike | None = None,
+                 limits: Limits | None = None) -> None:
+        self._dictionary = load_dictionary(dictionary)  # for streams coded from a model file
         self._limits = limits if limits is not None else Limits()
         self._buffer = bytearray()
         self._pending = bytearray()  # decoded output not yet returned
@@ -488,8 +604,8 @@ class SeqzipDecompressor:
                 self._limits.check_length(self._before, header)
                 config = config_for_header(header)
                 self._limits.check_memory(header, config)
-                self._model = model_for_header(header, config)
-                self._symbol_map = _SymbolMap(header.alphabet)
+                self._model = model_for_header(header, self._dictionary, config)
+                self._symbol_map = _SymbolMap(_model_alphabet(header, self._dictionary))
                 self._header = header
             else:
                 self._decode_frame()
@@ -536,22 +652,29 @@ class SeqzipDecompressor:
         return self._header
 
 
-def decompress(data: bytes, *, max_length: int | None = DEFAULT_MAX_LENGTH,
+def decompress(data: bytes, *, dictionary: Predictor | str | os.PathLike | None = None,
+               max_length: int | None = DEFAULT_MAX_LENGTH,
                max_memory: int | None = DEFAULT_MAX_MEMORY) -> bytes:
-    """Decompress ``data``: one or more concatenated seqzip streams.
+    """Decompress ``data``: one or more concatenated seqzip streams (``dictionary``: the
+    model file streams coded with ``--dict`` need; other streams ignore it).
 
     ``max_length`` bounds the decoded bytes and ``max_memory`` the memory of a stream's model
     (see :class:`Limits`; ``None``: no limit); streams asking for more are refused before
     anything is decoded.
 
     Raises:
+        DictionaryError: a stream needs a model file that was not given, or another one.
         TruncatedError (also an EOFError): the data ends inside a stream.
         NotSeqzipError: not a seqzip stream.
         CorruptError: a damaged stream, or data that is not a stream after the last one.
         UnsupportedVersionError: see :mod:`seqzip.errors`.
         LimitError: a stream asks for more than the limits.
+        DictionaryError: a stream needs a model file (``dictionary``) not given.
+
+        >>> decompress(compress(b"one ") + compress(b"two", model="order2"))
+        b'one two'
     """
-    d = SeqzipDecompressor(_limits(max_length, max_memory))
+    d = SeqzipDecompressor(dictionary, _limits(max_length, max_memory))
     d._buffer += memoryview(data).cast("B")
     results, streams = [], 0
     while True:
@@ -620,9 +743,10 @@ class _DecompressReader(io.RawIOBase):
     """Raw reader over concatenated streams in a binary file object: one decompressor goes
     from stream to stream over one buffer (linear time however many streams there are)."""
 
-    def __init__(self, fp: IO[bytes], limits: Limits | None = None) -> None:
+    def __init__(self, fp: IO[bytes], dictionary: Predictor | None = None,
+                 limits: Limits | None = None) -> None:
         self._fp = fp
-        self._decompressor = SeqzipDecompressor(limits)
+        self._decompressor = SeqzipDecompressor(dictionary, limits)
         self._started = False
 
     def readable(self) -> bool:
@@ -680,6 +804,14 @@ class SeqzipFile(io.BufferedIOBase):
     so that the file decodes up to there, and a crash loses at most one block.  Each block's
     model starts afresh: larger blocks compress better, and :func:`compress_file` codes a whole
     input as one stream.  Mode ``"a"`` appends streams.
+
+        >>> buffer = io.BytesIO()
+        >>> with SeqzipFile(buffer, "wb", model="order2") as f:
+        ...     _ = f.write(b"line one\\nline two\\n")
+        >>> _ = buffer.seek(0)
+        >>> with SeqzipFile(buffer) as f:
+        ...     f.readline(), f.tell()
+        (b'line one\\n', 9)
     """
 
     def __init__(self, filename: str | bytes | os.PathLike | BinaryIO, mode: str = "r",
@@ -714,7 +846,7 @@ class SeqzipFile(io.BufferedIOBase):
         self._closed = False
 
     def _new_reader(self) -> io.BufferedReader:
-        return io.BufferedReader(_DecompressReader(self._fp, self._limits))
+        return io.BufferedReader(_DecompressReader(self._fp, None, self._limits))
 
     @property
     def closed(self) -> bool:
@@ -876,7 +1008,9 @@ def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
 
 
 def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None, *,
-                    processes: int = 1, max_length: int | None = DEFAULT_MAX_LENGTH,
+                    processes: int = 1,
+                    dictionary: Predictor | str | os.PathLike | None = None,
+                    max_length: int | None = DEFAULT_MAX_LENGTH,
                     max_memory: int | None = DEFAULT_MAX_MEMORY) -> int:
     """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
 
@@ -889,10 +1023,16 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
         TruncatedError: ``src`` is empty or ends inside a stream.
         NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
         LimitError: a stream asks for more than the limits.
+        DictionaryError: a stream needs a model file (``dictionary``) not given.
+
+        >>> out = io.BytesIO()
+        >>> decompress_file(io.BytesIO(compress(b"abc" * 50, model="order2")), out)
+        150
     """
     _check_processes(processes)
     limits = _limits(max_length, max_memory)
-    if processes > 1 and _seekable(src):
+    dictionary = load_dictionary(dictionary)
+    if processes > 1 and _seekable(src) and dictionary is None:
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
@@ -902,7 +1042,7 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
                 limits.check_length(before, span.header)
                 before += span.length
             return _decompress_pieces(src, dst, spans, processes, progress, limits)
-    reader = _DecompressReader(src, limits)
+    reader = _DecompressReader(src, dictionary, limits)
     written = 0
     while chunk := reader.read(CHUNK * 16):
         written += dst.write(chunk) or 0
@@ -914,7 +1054,12 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
 
 
 class StreamSpan(collections.namedtuple("StreamSpan", "start end header")):
-    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header."""
+    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header.
+
+        >>> span = stream_spans(io.BytesIO(compress(b"abc", model="order2")))[0]
+        >>> span.start, span.length
+        (0, 3)
+    """
 
     @property
     def length(self) -> int:

@@ -90,6 +90,11 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     where the truth is known, compress and decompress KB/s (1 KB = 1000 bytes), wall and CPU
     seconds (the best of ``runs``), and whether the round trip restored the input.
     ``progress(file, method, size)`` is called as each job starts.
+
+        >>> rows = run(None, models=["order2"], sizes={"markov2": 2000})
+        >>> models = [r["method"] for r in rows if r["level"] is not None]
+        >>> models, all(r["round_trip_ok"] for r in rows)
+        (['order2'], True)
     """
     names = models if models else sorted(MODELS)
     for name in names:
@@ -109,7 +114,11 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
 
 def measure_baseline(file_name: str, data: bytes, method: str, *,
                      truth: float | None = None, runs: int = 1) -> dict:
-    """One row for baseline ``method`` ("bzip2-9", "xz-9e", ...)."""
+    """One row for baseline ``method`` ("bzip2-9", "xz-9e", ...).
+
+        >>> measure_baseline("f", b"abc" * 100, "bzip2-9")["round_trip_ok"]
+        True
+    """
     comp, decomp = baselines.available()[method]
     packed, tc = _timed(comp, data, runs)
     restored, td = _timed(decomp, packed, runs)
@@ -120,7 +129,12 @@ def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFA
             config=None, label: str | None = None, truth: float | None = None,
             runs: int = 1) -> dict:
     """One row: compress ``data`` with ``model`` at ``level`` (or with ``config``), decompress,
-    compare; ``label`` names the row (default: the model's name)."""
+    compare; ``label`` names the row (default: the model's name).
+
+        >>> r = measure("f", b"abc" * 1000, "order2", level=1)
+        >>> r["method"], r["level"], r["bits_per_character"] < 1.0
+        ('order2', 1, True)
+    """
     def compress(d: bytes) -> bytes:
         out = io.BytesIO()
         if config is None:
@@ -136,7 +150,11 @@ def measure(file_name: str, data: bytes, model: str, *, level: int | None = DEFA
 
 
 def machine() -> dict:
-    """What the figures were measured on."""
+    """What the figures were measured on.
+
+        >>> {"python", "numpy", "cpu_count"} <= set(machine())
+        True
+    """
     import numpy
 
     try:
@@ -151,16 +169,81 @@ def machine() -> dict:
             "constriction": constriction_version}
 
 
-def report(rows: list[dict], *, runs: int = 1) -> dict:
-    """The JSON document of ``seqzip bench --json``: the rows with what they were measured on.
+SCHEMA_VERSION = 1
+
+
+def schema() -> dict:
+    """The JSON Schema of :func:`report` (``seqzip/bench_schema.json``, in the package): the
+    stable, documented shape of ``seqzip bench --json``.
+
+        >>> schema()["properties"]["schema_version"]
+        {'const': 1}
     """
-    return {"seqzip_version": __version__, "machine": machine(), "runs": runs,
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath("bench_schema.json").read_text())
+
+
+def report(rows: list[dict], *, runs: int = 1) -> dict:
+    """The JSON document of ``seqzip bench --json``: the rows with what they were measured on
+    (its shape is :func:`schema`).
+
+        >>> doc = report([])
+        >>> doc["schema_version"], doc["rows"]
+        (1, [])
+    """
+    try:
+        load = [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        load = None
+    return {"schema_version": SCHEMA_VERSION, "seqzip_version": __version__,
+            "machine": machine(), "load_average": load, "runs": runs,
             "legend": LEGEND.format(runs=runs), "missing_baselines": baselines.missing(),
             "rows": rows}
 
 
+def format_markdown(rows: list[dict], runs: int = 1) -> str:
+    """The table as Markdown (for papers and READMEs): one row per (file, method), the best
+    bits per character of each file in bold, then the legend and the machine.
+
+        >>> rows = [_row("f", b"abcd", "order2", 6, 3, (1.0, 1.0), (1.0, 1.0), True, None)]
+        >>> print(format_markdown(rows).splitlines()[2])
+        | f | 4 | order2 -6 | 3 | **6.000** | - | 0.0 | 0.0 | 1.00 |
+    """
+    best = best_rows(rows)
+    lines = ["| file | size | method | bytes | bpc | regret (bits) | compress KB/s | "
+             "decompress KB/s | CPU s |", "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for i, r in enumerate(rows):
+        method = r["method"] + (f" -{r['level']}" if r["level"] is not None else "")
+        bpc = f"{r['bits_per_character']:.3f}"
+        if i in best:
+            bpc = f"**{bpc}**"
+        if not r["round_trip_ok"]:
+            bpc += " (round trip FAILED)"
+        regret = f"{r['regret_bits']:,.0f}" if r["regret_bits"] is not None else "-"
+        comp = f"{r['compress_kb_s']:.1f}" if r["compress_kb_s"] else "-"
+        dec = f"{r['decompress_kb_s']:.1f}" if r["decompress_kb_s"] else "-"
+        cpu = f"{r['compress_cpu_s']:.2f}" if r.get("compress_cpu_s") is not None else "-"
+        lines.append(f"| {r['file']} | {r['size']:,} | {method} | {r['compressed_bytes']:,} | "
+                     f"{bpc} | {regret} | {comp} | {dec} | {cpu} |")
+    m = machine()
+    lines += ["", LEGEND.format(runs=runs).replace("*", "bold:"), "",
+              f"seqzip {__version__}, Python {m['python']}, numpy {m['numpy']}, "
+              f"{m['platform']}, {m['cpu_count']} CPUs."]
+    truths = sorted({(r["file"], r["true_bits_per_character"]) for r in rows
+                     if r["true_bits_per_character"] is not None})
+    lines += [f"True model of {name}: {bpc:.3f} bits per character." for name, bpc in truths]
+    return "\n".join(lines)
+
+
 def best_rows(rows: list[dict]) -> set[int]:
-    """Indices of the rows with the lowest bits per character of their file."""
+    """Indices of the rows with the lowest bits per character of their file.
+
+        >>> best_rows([{"file": "f", "bits_per_character": 2.0, "round_trip_ok": True},
+        ...            {"file": "f", "bits_per_character": 1.5, "round_trip_ok": True}])
+        {1}
+    """
     best: dict[str, int] = {}
     for i, r in enumerate(rows):
         if r["round_trip_ok"] and (r["file"] not in best or r["bits_per_character"]
@@ -202,7 +285,11 @@ def format_table(rows: list[dict], runs: int = 1) -> str:
 
 
 def can_plot() -> bool:
-    """True when matplotlib is installed (``seqzip bench --plot``)."""
+    """True when matplotlib is installed (``seqzip bench --plot``).
+
+        >>> can_plot() in (True, False)
+        True
+    """
     return importlib.util.find_spec("matplotlib") is not None
 
 
@@ -229,33 +316,97 @@ def learning_curve(data: bytes, model: str, level: int = DEFAULT_LEVEL,
     return ((cumulative[window:] - cumulative[:-window]) / window).tolist()
 
 
+def regret_curve(data: bytes, corpus: str, model: str, level: int = DEFAULT_LEVEL,
+                 seed: int = 0, points: int = 100) -> tuple[list[int], list[float]]:
+    """Regret along generated ``data`` of corpus ``corpus`` (made with ``seed``): the model's
+    cumulative bits minus the true model's at ``points`` positions (the true bits of each
+    prefix, exact).
+
+        >>> from seqzip import corpora
+        >>> from seqzip.predictor import Predictor
+        >>> s = corpora.generate("markov2", 3000, seed=0)
+        >>> at, regret = regret_curve(s.data, "markov2", "order2", points=10)
+        >>> bits = Predictor("order2", alphabet=bytes(sorted(set(s.data)))).feed(s.data).sum()
+        >>> at[-1], bool(abs(regret[-1] - (bits - s.true_bits)) < 1e-6)
+        (3000, True)
+    """
+    import numpy as np
+
+    from . import corpora
+
+    symbols, alphabet = api.symbols_of(data)
+    if not len(symbols):
+        return [], []
+    bits = coder.log_loss_bits(create(model, make_config(model, level), alphabet=alphabet),
+                               symbols) if len(alphabet) > 1 else np.zeros(len(symbols))
+    cumulative = np.cumsum(bits)
+    at = sorted({max(1, round(len(data) * k / points)) for k in range(1, points + 1)})
+    return at, [float(cumulative[i - 1] - corpora.true_log2_loss(corpus, data[:i], seed))
+                for i in at]
+
+
 def plot(files: list[str] | None, path: str, *, models: list[str] | None = None,
-         level: int = DEFAULT_LEVEL, sizes: dict[str, int] | None = None) -> None:
-    """Draw the learning curve of every model on every file (one panel per file) to ``path``
-    (PNG).
+         level: int = DEFAULT_LEVEL, sizes: dict[str, int] | None = None,
+         rows: list[dict] | None = None) -> None:
+    """Draw bits per character along every file (moving average over 1/50 of it) for every
+    model, each baseline's average as a dashed line (from ``rows``, the bench's results; run
+    again without them), and for generated corpora with a known model a second panel: the
+    regret curve, each model's cumulative bits minus the true model's.  PNG at ``path``.
 
     Raises:
         ImportError: matplotlib is not installed (see :func:`can_plot`).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "curves.png")
+        >>> if can_plot():
+        ...     plot(None, path, models=["order2"], sizes={"markov2": 2000}, rows=[])
+        ...     print(open(path, "rb").read(4))
+        ... else:
+        ...     print(b"\\x89PNG")
+        b'\\x89PNG'
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    inputs = _inputs(files, sizes or DEFAULT_SIZES)
+    sizes = sizes or DEFAULT_SIZES
+    inputs = _inputs(files, sizes)
+    generated = {} if files else {f"{name} (generated)": name for name in sizes}
     names = models if models else sorted(MODELS)
-    figure, axes = plt.subplots(len(inputs), 1, figsize=(9, 3.2 * len(inputs)), squeeze=False)
-    for ax, (file_name, data, truth) in zip(axes[:, 0], inputs):
-        for name in names:
-            curve = learning_curve(data, name, level)
+    if rows is None:
+        rows = [measure_baseline(f, d, m, truth=t) for f, d, t in inputs
+                for m in baselines.available()]
+    panels = [(file_name, data, truth, False) for file_name, data, truth in inputs]
+    panels += [(file_name, data, truth, True) for file_name, data, truth in inputs
+               if truth is not None and file_name in generated]
+    panels.sort(key=lambda p: [i[0] for i in inputs].index(p[0]))
+    figure, axes = plt.subplots(len(panels), 1, figsize=(9, 3.2 * len(panels)), squeeze=False)
+    for ax, (file_name, data, truth, regret) in zip(axes[:, 0], panels):
+        if regret:
+            for name in names:
+                at, curve = regret_curve(data, generated[file_name], name, level)
+                ax.plot(at, curve, label=f"{name} -{level}", linewidth=1)
+            ax.axhline(0.0, color="black", linestyle=":", label="true model")
+            ax.set_title(f"{file_name}: regret against the true model")
+            ax.set_ylabel("regret (bits)")
+        else:
             window = max(1, len(data) // 50)
-            ax.plot(range(window, window + len(curve)), curve, label=f"{name} -{level}",
-                    linewidth=1)
-        if truth is not None and data:
-            ax.axhline(truth / len(data), color="black", linestyle=":", label="true model")
-        ax.set_title(file_name)
+            for name in names:
+                curve = learning_curve(data, name, level)
+                ax.plot(range(window, window + len(curve)), curve, label=f"{name} -{level}",
+                        linewidth=1)
+            for r in rows:
+                if r["file"] == file_name and r["level"] is None:
+                    ax.axhline(r["bits_per_character"], linestyle="--", linewidth=0.8,
+                               color="grey")
+                    ax.annotate(r["method"], (len(data), r["bits_per_character"]),
+                                fontsize="x-small", color="grey", ha="right", va="bottom")
+            if truth is not None and data:
+                ax.axhline(truth / len(data), color="black", linestyle=":", label="true model")
+            ax.set_title(f"{file_name} (dashed: baselines, whole file)")
+            ax.set_ylabel("bits per character")
         ax.set_xlabel("position (bytes)")
-        ax.set_ylabel("bits per character")
         ax.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(path, dpi=110)

@@ -143,7 +143,7 @@ def _describe(exc: BaseException) -> str:
 
 
 MULTI_DIGIT_LEVEL = re.compile(r"^-[0-9]{2,}$")
-COMMAND_NAMES = ("compress", "decompress", "info", "bench", "train", "corpora")
+COMMAND_NAMES = ("compress", "decompress", "info", "bench", "train", "sample", "corpora")
 
 
 def _check_levels(args: list[str]) -> None:
@@ -336,6 +336,24 @@ def model_options(func: Callable) -> Callable:
                         help="Model family (see Models below).")(func)
 
 
+def dict_option(func: Callable) -> Callable:
+    return click.option("--dict", "dictionary", type=click.Path(dir_okay=False), default=None,
+                        help="Model file (.sqm, from 'seqzip train') to start coding from; "
+                        "decompressing needs the same file.")(func)
+
+
+def _load_dictionary(path: str | None):
+    """The --dict model file, or a one-line error."""
+    if path is None:
+        return None
+    from .predictor import Predictor
+
+    try:
+        return Predictor.load(path)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: {_describe(exc)}") from None
+
+
 @dataclass
 class Settings:
     """What the compress / decompress runs share."""
@@ -354,6 +372,7 @@ class Settings:
     seed: int = 0
     max_length: int | None = None
     max_memory: int | None = None
+    dictionary: str | None = None  # --dict: a model file (.sqm) coding starts from
 
     @property
     def processes(self) -> int:
@@ -895,9 +914,11 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
             bar.update(n)
 
         written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
-                                    progress=step, processes=s.processes)
+                                    progress=step, processes=s.processes,
+                                    dictionary=dictionary)
         return coded, written
 
+    dictionary = _load_dictionary(s.dictionary)
     inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
     return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
 
@@ -917,11 +938,12 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
     def work(src, dst, bar):
         counted = None if _is_regular(src) else _CountingReader(src)
         written = api.decompress_file(counted or src, dst, progress=bar.update,
-                                      processes=s.processes, max_length=s.max_length,
-                                      max_memory=s.max_memory)
+                                      processes=s.processes, dictionary=dictionary,
+                                      max_length=s.max_length, max_memory=s.max_memory)
         compressed = counted.count if counted else os.fstat(src.fileno()).st_size
         return written, compressed
 
+    dictionary = _load_dictionary(s.dictionary)
     inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
     if test:
         s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})
@@ -1034,14 +1056,16 @@ def _list_line(r: dict) -> str:
 @model_options
 @limit_options
 @click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
+@dict_option
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
                  keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, max_memory, max_length, as_json) -> int:
+                 seed, max_memory, max_length, as_json, dictionary) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose, level, model, seed, max_length, max_memory)
+                        verbose, level, model, seed, max_length, max_memory,
+                        dictionary=dictionary)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -1057,11 +1081,13 @@ cli.add_command(main_command)
 @io_options
 @level_options
 @model_options
+@dict_option
 def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-             verbose, level, model, seed) -> int:
+             verbose, level, model, seed, dictionary) -> int:
     """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
     return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
-                                          threads, quiet, verbose, level, model, seed))
+                                          threads, quiet, verbose, level, model, seed,
+                                          dictionary=dictionary))
 
 
 @cli.command()
@@ -1069,11 +1095,14 @@ def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, t
 @io_options
 @click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
 @limit_options
+@dict_option
 def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-               verbose, test, max_memory, max_length) -> int:
-    """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself."""
+               verbose, test, max_memory, max_length, dictionary) -> int:
+    """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself (and from
+    the model file given with --dict, for files compressed with one)."""
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose, max_length=max_length, max_memory=max_memory)
+                        verbose, max_length=max_length, max_memory=max_memory,
+                        dictionary=dictionary)
     return decompress_files(files, settings, test=test)
 
 
@@ -1104,6 +1133,9 @@ def _format_info(report: dict) -> str:
                      f"crc32 {s['crc32']:08x}")
         lines.append(f"    {s['compressed_bytes']:,} bytes, ratio {s['ratio']:.3f}, "
                      f"{s['bits_per_character']:.4f} bits per character")
+        if s.get("dictionary"):
+            lines.append(f"    coded from model file {s['dictionary']} (sha256 prefix; "
+                         "decompress with --dict)")
     return "\n".join(lines)
 
 
@@ -1114,7 +1146,9 @@ def _format_info(report: dict) -> str:
 @level_options
 @click.option("--runs", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Time each coding this many times and keep the best (CPU and wall).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Machine-readable output (its JSON Schema: seqzip/bench_schema.json).")
+@click.option("--markdown", "as_markdown", is_flag=True, help="The table as Markdown.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw bits per character along each file (moving average), one curve per "
                    "model, to this PNG (needs matplotlib: pip install 'seqzip[plot]').")
@@ -1131,7 +1165,7 @@ def _format_info(report: dict) -> str:
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
-def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path,
+def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quiet, train_path,
           validation_path, table1, budget, method_names, problems) -> int:
     """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
@@ -1181,18 +1215,23 @@ def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path
         return 0
     if plot_path is not None and not bench_module.can_plot():
         raise UserError("--plot needs matplotlib: pip install 'seqzip[plot]'")
+    if as_json and as_markdown:
+        raise click.UsageError("--json and --markdown are alternatives")
     progress = _BenchProgress(quiet or as_json, level)
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
                                 progress=progress)
         if plot_path is not None:
-            bench_module.plot(list(files) or None, plot_path, models=names, level=level)
+            bench_module.plot(list(files) or None, plot_path, models=names, level=level,
+                              rows=rows)
     except (ValueError, OSError) as exc:
         raise UserError(_describe(exc)) from None
     finally:
         progress.close()
     if as_json:
         click.echo(json.dumps(bench_module.report(rows, runs=runs), indent=2))
+    elif as_markdown:
+        click.echo(bench_module.format_markdown(rows, runs=runs))
     else:
         click.echo(bench_module.format_table(rows, runs=runs))
     if plot_path is not None:
@@ -1222,28 +1261,87 @@ class _BenchProgress:
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Model file to write (.sqm).")
+@click.option("--model", "model", type=click.Choice(list(MODEL_GUIDE)), default=None,
+              help=f"Model family of the dictionary [default: {DEFAULT_MODEL}].")
+@click.option("--level", type=click.IntRange(1, 9), default=DEFAULT_LEVEL, show_default=True,
+              help="The family's level (its size).")
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validation file for early stopping (default: the last 10% of the input).")
-@click.option("--method", default="glnn-qdh-rbpm", show_default=True,
-              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb.")
+              help="Validation file: early stopping of the offline fits, and scored at the "
+              "end (default: the fits hold out the last 10% of the input).")
 @click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
-              help="CPU seconds for the whole scan.")
+              help="CPU seconds of the offline fit (glnn, lstm, mlstm, mrnn); for the other "
+              "families, of the pass over the files.")
+@click.option("--optimizer", default="adam", show_default=True,
+              help="lstm, mlstm, mrnn: the optimiser of the BPTT epochs.")
+@click.option("--method", default=None,
+              help="glnn: the batch method [default: glnn-qdh-rbpm].  Without --model, any "
+              "method of the paper (e.g. gnn-qdh-ruop, rnn-dh-fb) fitted alone and saved as a "
+              "research network file, not usable with --dict.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
-              help="Network size (default: scan 4, 6, 8, 11, 16, ... by factors of sqrt 2).")
+              help="Research network file: network size (default: scan 4, 6, 8, 11, ...).")
 @click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
-              help="Incoming edges per unit, self-loop included (default: 3 and semi-sparse).")
+              help="Research network file: incoming edges per unit, self-loop included.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
-def train(files, output, validation_path, method, budget, units, connectivity, seed,
-          force, quiet) -> int:
-    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2) and save it."""
+def train(files, output, model, level, validation_path, budget, optimizer, method, units,
+          connectivity, seed, force, quiet) -> int:
+    """Train a model file on FILES: a dictionary for 'seqzip --dict' and 'seqzip sample'.
+
+    Every family learns the files in one online pass, as it would while coding them; glnn
+    first fits its network with Ollivier's batch Riemannian training, lstm / mlstm / mrnn
+    first run BPTT epochs (Adam by default).  Coding from the file starts from that state and
+    keeps adapting.
+    """
+    import pathlib
+
+    if os.path.exists(output) and not force:
+        raise UserError(f"{output} already exists (use -f to overwrite)")
+    if model is None and method is not None:
+        return _train_research_network(files, output, validation_path, method, budget, units,
+                                       connectivity, seed, force, quiet)
+    model = model or DEFAULT_MODEL
+    from .research import dictionary
+
+    contents = [pathlib.Path(path).read_bytes() for path in files]
+    validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
+    offline = model in dictionary.CELLS or model == "glnn"
+    total = sum(map(len, contents))
+    label = f"train {model} -{level}"
+    try:
+        if offline:  # the fit stops at its CPU budget: the line shows the budget spent
+            with Progress(label + " (fit, then a pass)", budget, 1.0, quiet, unit="seconds"):
+                predictor, summary = dictionary.train_dictionary(
+                    contents, model, level, validation=validation, budget=budget,
+                    optimizer=optimizer, method=method or "glnn-qdh-rbpm", seed=seed)
+        else:
+            with Progress(label, total, typical_speed(model, level), quiet) as bar:
+                predictor, summary = dictionary.train_dictionary(
+                    contents, model, level, validation=validation, budget=budget,
+                    seed=seed, progress=bar.update)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    data = predictor.to_bytes()
+    with atomic_output(output, force, like=None) as dst:
+        dst.write(data)
+    from .predictor import file_hash
+
+    extra = f", validation {summary['validation_bpc']:.4f} bits/byte" \
+        if "validation_bpc" in summary else ""
+    click.echo(f"{output}: {model} -{level} over {summary['pass_symbols']:,} bytes "
+               f"({summary['pass_bpc']:.4f} bits/byte in the pass){extra}, "
+               f"{len(data):,} bytes, sha256 {file_hash(data).hex()}", err=True)
+    return 0
+
+
+def _train_research_network(files, output, validation_path, method, budget, units,
+                            connectivity, seed, force, quiet) -> int:
+    """Fit a GLNN, GNN or RNN alone with Ollivier's training (000 Sect. 2), as the paper
+    does, and save the network (a research file, read by seqzip.research.training)."""
     import pathlib
 
     from .research import training
 
-    if os.path.exists(output) and not force:
-        raise UserError(f"{output} already exists (use -f to overwrite)")
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
     # The scan stops at its CPU budget: the line shows the budget spent.
@@ -1262,7 +1360,29 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
     click.echo(f"{output}: {method}, {summary['n_units']} units, d={summary['d']}, "
                f"validation {result.validation_bits:.1f} bits "
                f"({result.validation_bits / n_validation:.4f} per byte), "
-               f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]}", err=True)
+               f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]} (a research network "
+               "file, not a dictionary)", err=True)
+    return 0
+
+
+@cli.command()
+@click.option("--dict", "dictionary", required=True, type=click.Path(dir_okay=False),
+              help="Model file (.sqm) to generate from.")
+@click.option("-n", "count", type=click.IntRange(0, 10**7), default=2000, show_default=True,
+              help="Bytes to generate.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
+@click.option("--temperature", type=click.FloatRange(0.0, 100.0), default=1.0,
+              show_default=True, help="Below 1 sharper, above 1 flatter; 0 always picks the "
+              "most likely symbol.")
+def sample(dictionary, count, seed, temperature) -> int:
+    """Print text generated by a model file: each byte drawn from the model's prediction,
+    then learnt, as a decoder would (a way to see what a trained model has learnt)."""
+    predictor = _load_dictionary(dictionary)
+    text = predictor.sample(count, seed=seed, temperature=temperature)
+    sys.stdout.buffer.write(text)
+    if sys.stdout.isatty() and not text.endswith(b"\n"):
+        sys.stdout.buffer.write(b"\n")
+    sys.stdout.buffer.flush()
     return 0
 
 

@@ -50,6 +50,10 @@ def encode(model, symbols: np.ndarray) -> bytes:
 
     Raises:
         MemoryError: the model ran out of memory.
+
+        >>> from seqzip.models import create
+        >>> len(encode(create("order2", None, alphabet_size=2), np.zeros(64, np.uint8))) % 4
+        0
     """
     if model.alphabet_size == 1:
         return b""
@@ -69,6 +73,12 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
     Raises:
         CorruptError: the payload does not decode to exactly ``n_symbols`` symbols.
         MemoryError: the model ran out of memory (the data may be fine).
+
+        >>> from seqzip.models import create
+        >>> x = np.array([1, 0, 1, 1], np.uint8)
+        >>> payload = encode(create("ctw", None, alphabet_size=2), x)
+        >>> decode(create("ctw", None, alphabet_size=2), payload, 4).tolist()
+        [1, 0, 1, 1]
     """
     if len(payload) % 4:
         raise CorruptError("payload length is not a whole number of 32-bit words")
@@ -108,6 +118,10 @@ def log_loss_bits(model, symbols: np.ndarray) -> np.ndarray:
 
     The probabilities are those the coder would use (the same step); numpy's log2 runs after
     the loop, never on the coding path.
+
+        >>> from seqzip.models import create
+        >>> log_loss_bits(create("order2", None, alphabet_size=4), np.array([3], np.uint8)).tolist()
+        [2.0]
     """
     symbols = np.ascontiguousarray(symbols, dtype=np.uint8)
     picked = np.empty(len(symbols))

@@ -3,8 +3,9 @@
 A stream is a header followed by frames; streams may be concatenated.  All integers are
 little-endian.
 
-Header (``VERSION`` 4; versions 2 and 3 are still read: version 2 stored every config as its
-JSON array; version 1 stored it as a JSON object with keys)::
+Header (``VERSION`` 4; version 5 is version 4 with a ``dictionary`` field after the config,
+written only for streams coded from a model file, ``--dict``; versions 2 and 3 are still read:
+they have no block checks, and version 2 stored every config as its JSON array)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
@@ -13,6 +14,8 @@ JSON array; version 1 stored it as a JSON object with keys)::
     config       *  the model's frozen config: one byte, the level, for a level's preset;
                     else a zero byte and a JSON array of its values by sorted field name
                     (``seqzip.models.base.config_to_header``; version 2: the array alone)
+    dictionary  16  version 5 only: the first 16 bytes of the SHA-256 of the model file the
+                    coding started from (``seqzip.predictor.file_hash``)
     seed         8  seed of the model's PRNG
     length       8  length of the original data in bytes, at most MAX_LENGTH
     frame_size   4  symbols per frame (every frame but the last is full), at most MAX_FRAME
@@ -25,7 +28,7 @@ Frame, repeated until ``length`` symbols are coded::
     n_symbols    4  symbols in this frame, min(frame_size, remaining)
     payload_len  4  payload bytes, a multiple of 4, bounded by the coder's worst case
     frame_crc    4  CRC-32 of n_symbols, payload_len, the checks and the payload
-    checks     2*k  version 4: a 16-bit check of each block of decoded symbols (below)
+    checks     2*k  versions 4, 5: a 16-bit check of each block of decoded symbols (below)
     payload      *  range coder words
 
 Block checks (version 4).  A frame's symbols fall in blocks of 1,024, 2,048, 4,096, ...
@@ -54,7 +57,9 @@ from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
 MAGIC = b"\xb7SQZ"
 VERSION = 4
-READABLE = (2, 3, 4)  # format versions this build decodes
+DICTIONARY_VERSION = 5  # a stream coded from a model file (its hash follows the config)
+READABLE = (2, 3, 4, 5)  # format versions this build decodes
+DICTIONARY_BYTES = 16
 CHECKED = 4  # the first version with block checks in its frames
 FIRST_BLOCK = 1 << 10  # symbols in a frame's first checked block; each next one is twice as long
 MAX_CONFIG_BYTES = 4096
@@ -78,16 +83,33 @@ FRAME_HEAD = struct.Struct("<III")  # n_symbols, payload_len, frame_crc
 
 
 def max_payload_bytes(n_symbols: int) -> int:
-    """Upper bound on the payload of a frame of ``n_symbols`` symbols (a header sanity check)."""
+    """Upper bound on the payload of a frame of ``n_symbols`` symbols (a header sanity check).
+
+        >>> max_payload_bytes(1)
+        32
+    """
     return 4 * ((n_symbols * MAX_BITS_PER_SYMBOL + 31) // 32 + FLUSH_WORDS)
 
 
 class NeedMoreData(Exception):
-    """Internal: the buffer ends inside a header or frame (not an error while streaming)."""
+    """Internal: the buffer ends inside a header or frame (not an error while streaming).
+
+        >>> try:
+        ...     parse_header(MAGIC)
+        ... except NeedMoreData:
+        ...     print("wait for more")
+        wait for more
+    """
 
 
 @dataclass(frozen=True)
 class StreamHeader:
+    """A stream header, its fields in the order the module docstring lays them out.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
+        >>> h.version, len(h.pack())
+        (4, 69)
+    """
     model_id: int  # model family id (seqzip.models maps ids and names)
     config: bytes  # canonical JSON of the model config
     seed: int
@@ -96,13 +118,17 @@ class StreamHeader:
     alphabet: bytes  # the byte values present, sorted
     crc32: int  # CRC-32 of the original data
     version: int = VERSION  # format version (the config's encoding depends on it)
+    dictionary: bytes = b""  # version 5: hash of the model file coding started from
 
     def pack(self) -> bytes:
+        if (self.version == DICTIONARY_VERSION) != bool(self.dictionary) or \
+                len(self.dictionary) not in (0, DICTIONARY_BYTES):
+            raise ValueError("a dictionary hash of 16 bytes goes with format version 5 only")
         bitmap = bytearray(32)
         for b in self.alphabet:
             bitmap[b >> 3] |= 1 << (b & 7)
         head = (_FIXED.pack(MAGIC, self.version, self.model_id, len(self.config))
-                + self.config
+                + self.config + self.dictionary
                 + _TAIL.pack(self.seed, self.length, self.frame_size, bytes(bitmap), self.crc32))
         return head + _CRC.pack(zlib.crc32(head))
 
@@ -121,6 +147,10 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
         NotSeqzipError: bad magic.
         UnsupportedVersionError: a format version this build does not read.
         CorruptError: header checksum mismatch or an impossible field.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
+        >>> parse_header(b"junk" + h.pack(), offset=4)[0].alphabet
+        b'ab'
     """
     available = len(buf) - offset
     start = bytes(buf[offset:offset + len(MAGIC)])
@@ -135,15 +165,17 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
             f"{', '.join(map(str, READABLE))}")
     if config_len > MAX_CONFIG_BYTES:
         raise CorruptError(f"header declares a {config_len}-byte model config (corrupt header)")
-    end = _FIXED.size + config_len + _TAIL.size
+    extra = DICTIONARY_BYTES if version == DICTIONARY_VERSION else 0
+    end = _FIXED.size + config_len + extra + _TAIL.size
     if available < end + _CRC.size:
         raise NeedMoreData
     (header_crc,) = _CRC.unpack_from(buf, offset + end)
     if zlib.crc32(bytes(buf[offset:offset + end])) != header_crc:
         raise CorruptError("header checksum mismatch (corrupt header)")
     config = bytes(buf[offset + _FIXED.size:offset + _FIXED.size + config_len])
-    seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, offset + _FIXED.size
-                                                              + config_len)
+    at = offset + _FIXED.size + config_len
+    dictionary = bytes(buf[at:at + extra])
+    seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, at + extra)
     if length > MAX_LENGTH:
         raise CorruptError(f"header declares an absurd length of {length} bytes")
     if not 1 <= frame_size <= MAX_FRAME:
@@ -151,12 +183,18 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     alphabet = _alphabet_from_bitmap(bitmap)
     if (length == 0) != (len(alphabet) == 0):
         raise CorruptError("header alphabet does not match its length")
-    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version)
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
+                          dictionary)
     return header, offset + end + _CRC.size
 
 
 def next_frame_symbols(header: StreamHeader, done: int) -> int:
-    """Symbols in the next frame after ``done`` symbols: every frame but the last is full."""
+    """Symbols in the next frame after ``done`` symbols: every frame but the last is full.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=20, frame_size=8, alphabet=b"a", crc32=0)
+        >>> [next_frame_symbols(h, done) for done in (0, 8, 16)]
+        [8, 8, 4]
+    """
     return min(header.frame_size, header.length - done)
 
 
@@ -194,8 +232,13 @@ def frame_checks(symbols) -> bytes:
 
 
 def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"") -> bytes:
-    """A frame: its head, the block checks (version 4; empty for older versions), the
-    payload."""
+    """A frame: its head, the block checks (versions 4 and 5; empty for older versions), the
+    payload.
+
+        >>> frame = pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb")
+        >>> parse_frame(frame, 0, 3, 0)
+        (b'\\x01\\x02\\x03\\x04', [48042], 18)
+    """
     head = struct.pack("<II", n_symbols, len(payload))
     body = checks + payload
     return head + _CRC.pack(zlib.crc32(body, zlib.crc32(head))) + body
@@ -209,6 +252,9 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
     Raises:
         NeedMoreData: ``buf`` ends inside the head.
         CorruptError: wrong symbol count or impossible payload length.
+
+        >>> parse_frame_head(pack_frame(3, bytes(8)), 0, 3, 0)[0]
+        8
     """
     if len(buf) - offset < FRAME_HEAD.size:
         raise NeedMoreData
@@ -234,6 +280,13 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
     Raises:
         NeedMoreData: ``buf`` ends inside the frame.
         CorruptError: wrong symbol count, impossible payload length, or checksum mismatch.
+
+        >>> frame = bytearray(pack_frame(2, bytes(4)))
+        >>> frame[-1] ^= 1
+        >>> parse_frame(frame, 0, 2, 0)
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.CorruptError: frame 0 checksum mismatch (corrupt data)
     """
     payload_len, frame_crc = parse_frame_head(buf, offset, expected_symbols, index)
     start = offset + FRAME_HEAD.size

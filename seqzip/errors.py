@@ -6,25 +6,87 @@ subclass that names what is wrong.  Truncated data is also an ``EOFError``, as i
 
 
 class SeqzipError(Exception):
-    """Base class of errors about seqzip streams."""
+    """Base class of errors about seqzip streams.
+
+        >>> import seqzip
+        >>> try:
+        ...     seqzip.decompress(b"not a stream")
+        ... except seqzip.SeqzipError as exc:
+        ...     print(type(exc).__name__)
+        NotSeqzipError
+    """
 
 
 class NotSeqzipError(SeqzipError):
-    """The data does not start with the seqzip magic bytes."""
+    """The data does not start with the seqzip magic bytes.
+
+        >>> import seqzip
+        >>> seqzip.decompress(b"PK\\x03\\x04")
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.NotSeqzipError: not a seqzip stream (bad magic bytes)
+    """
 
 
 class UnsupportedVersionError(SeqzipError):
-    """The stream uses a format version this build cannot read."""
+    """The stream uses a format version this build cannot read.
+
+        >>> import seqzip
+        >>> packed = bytearray(seqzip.compress(b"x", model="order2"))
+        >>> packed[4] = 99
+        >>> seqzip.decompress(bytes(packed))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.UnsupportedVersionError: stream has format version 99; ...
+    """
 
 
 class CorruptError(SeqzipError):
-    """A checksum failed or a header or frame field is impossible."""
+    """A checksum failed or a header or frame field is impossible.
+
+        >>> import seqzip
+        >>> packed = bytearray(seqzip.compress(b"hello", model="order2"))
+        >>> packed[-1] ^= 0xFF
+        >>> seqzip.decompress(bytes(packed))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.CorruptError: ...
+    """
 
 
 class TruncatedError(SeqzipError, EOFError):
-    """The compressed data ended before the end of the stream."""
+    """The compressed data ended before the end of the stream.
+
+        >>> import seqzip
+        >>> seqzip.decompress(seqzip.compress(b"hello", model="order2")[:-3])
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.TruncatedError: compressed data ended before the end of the stream
+    """
+
+
+class DictionaryError(SeqzipError):
+    """The stream was coded from a model file (``--dict``) that was not given, or another one
+    was given.
+
+        >>> import seqzip
+        >>> from seqzip.predictor import Predictor
+        >>> packed = seqzip.compress(b"hello", dictionary=Predictor("order2", 1))
+        >>> seqzip.decompress(packed)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.DictionaryError: stream was coded with model file ...
+    """
 
 
 class LimitError(SeqzipError):
     """The stream asks for more than the decoder's limits allow (its declared length or its
-    model's memory): the data may be fine; raise the limit to decode it."""
+    model's memory): the data may be fine; raise the limit to decode it.
+
+        >>> import seqzip
+        >>> packed = seqzip.compress(b"hello" * 100, model="order2")
+        >>> seqzip.decompress(packed, max_length=100)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.LimitError: stream declares 500 bytes of output, over the limit of 100 ...
+    """

@@ -48,6 +48,11 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
 
     Raises:
         TruncatedError, NotSeqzipError, UnsupportedVersionError, CorruptError.
+
+        >>> import io, seqzip
+        >>> info = describe_file(io.BytesIO(seqzip.compress(b"abc" * 100, 3, model="order2")), "x")
+        >>> info["original_bytes"], info["models"], info["levels"], info["streams"][0]["dictionary"]
+        (300, ['order2'], ['1-3'], None)
     """
     buf = _Buffer(src)
     streams = []
@@ -70,14 +75,26 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
 
 
 def levels_of(header: StreamHeader) -> list[int]:
-    """Every level whose config is the one the stream's header holds (often one)."""
+    """Every level whose config is the one the stream's header holds (often one).
+
+        >>> from seqzip.container import parse_header
+        >>> import seqzip
+        >>> levels_of(parse_header(seqzip.compress(b"ab", 6, model="order2"))[0])
+        [5, 6]
+    """
     spec, config = spec_for_header(header), config_for_header(header)
     return [level for level in LEVELS if spec.config_class.for_level(level) == config]
 
 
 def level_of(header: StreamHeader) -> int | None:
     """The level the stream was coded at (the default level, else the lowest, when several
-    levels share its config), or None for a config no level gives."""
+    levels share its config), or None for a config no level gives.
+
+        >>> from seqzip.container import parse_header
+        >>> import seqzip
+        >>> level_of(parse_header(seqzip.compress(b"ab", 2, model="ctw"))[0])
+        2
+    """
     matches = levels_of(header)
     if not matches:
         return None
@@ -85,7 +102,11 @@ def level_of(header: StreamHeader) -> int | None:
 
 
 def level_label(levels: list[int]) -> str:
-    """ "6", "1-3", or "custom" when no level gives the config."""
+    """ "6", "1-3", or "custom" when no level gives the config.
+
+        >>> level_label([6]), level_label([1, 2, 3]), level_label([])
+        ('6', '1-3', 'custom')
+    """
     if not levels:
         return "custom"
     return str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
@@ -122,6 +143,7 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
             "config": _config_dict(header), "seed": header.seed,
             "length": header.length, "alphabet_size": len(header.alphabet),
             "frame_size": header.frame_size, "frames": frames, "crc32": header.crc32,
+            "dictionary": header.dictionary.hex() or None,
             "compressed_bytes": size,
             "ratio": header.length / size,
             "bits_per_character": 8 * size / header.length if header.length else 0.0}

@@ -148,7 +148,7 @@ def _decode_all_ways(data: bytes) -> list:
             if way == "decompress":
                 out = seqzip.decompress(data, **LIMITS)
             elif way == "pieces":
-                d = seqzip.SeqzipDecompressor(seqzip.Limits(**LIMITS))
+                d = seqzip.SeqzipDecompressor(limits=seqzip.Limits(**LIMITS))
                 out, i = b"", 0
                 while i < len(data) and not d.eof:
                     out += d.decompress(data[i:i + 37])

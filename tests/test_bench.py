@@ -69,6 +69,38 @@ def test_json_has_version_machine_and_runs():
     assert doc["rows"] and "lower is better" in doc["legend"]
     files = {r["file"] for r in doc["rows"]}
     assert files == {"english (generated)", "binary (generated)", "markov2 (generated)"}
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, bench.schema())
+
+
+def test_reports_validate_against_the_schema(rows, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = bench.schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(bench.report(rows, runs=2), schema)
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"one two three two one " * 30)
+    on_files = bench.run([str(path)], models=["order2", "cm"], level=1)
+    doc = json.loads(json.dumps(bench.report(on_files)))  # as printed
+    jsonschema.validate(doc, schema)
+    assert doc["schema_version"] == 1
+    # the schema is strict enough to fail: a missing field, a wrong type, an unknown key
+    for broken in ({k: v for k, v in doc.items() if k != "rows"},
+                   {**doc, "runs": "1"},
+                   {**doc, "rows": [{**doc["rows"][0], "bpc": 1.0}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)
+
+
+def test_markdown_table(rows):
+    text = bench.format_markdown(rows, runs=2)
+    lines = text.splitlines()
+    assert lines[0].startswith("| file | size | method |") and set(lines[1]) <= set("|-:")
+    table = [line for line in lines if line.startswith("| ")][1:]
+    assert len(table) == len(rows)
+    assert sum("**" in line for line in table) == len({r["file"] for r in rows})
+    result = run("bench", "--markdown", "--models", "order2", "--json")
+    assert result.exit_code != 0 and "alternatives" in result.output
 
 
 def test_plot_without_matplotlib_is_one_line_and_no_work(monkeypatch, tmp_path):

@@ -110,7 +110,7 @@ def test_max_memory_refuses_before_allocating():
         seqzip.decompress(packed, max_memory=need - 1)
     assert seqzip.decompress(packed, max_memory=need) == TEXT
     with pytest.raises(LimitError):
-        seqzip.SeqzipDecompressor(seqzip.Limits(max_memory=1 << 20)).decompress(packed)
+        seqzip.SeqzipDecompressor(limits=seqzip.Limits(max_memory=1 << 20)).decompress(packed)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "1G", True])

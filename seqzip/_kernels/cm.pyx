@@ -53,7 +53,9 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport sqrt
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
+
+from seqzip._core import nested, put, take
 
 cdef extern from *:
     """
@@ -66,7 +68,7 @@ cdef extern from *:
     void prefetch "SEQZIP_PREFETCH"(const void* p) noexcept nogil
 
 from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
-                           SYMBOL_MODE, Kernel, ModelInterface)
+                           SYMBOL_MODE, Kernel, ModelInterface, raw_get, raw_set)
 from seqzip._kernels.detmath cimport det_exp, det_log
 from seqzip._kernels.qd cimport qd_row_step, qd_row_step_reciprocal
 
@@ -83,6 +85,7 @@ cdef enum:
     MAX_SYMBOL_EXPERTS = 4
     APM_BINS = 33
     MAX_APM = 5
+    JOURNAL = 2 * 8 * MAX_CONTEXTS  # slots written or emptied below a save point
     SQUASH_SIZE = 4097    # squash over [-16, 16] in steps of 1/128
 
 WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
@@ -356,6 +359,12 @@ cdef class CMKernel(Kernel):
     cdef double apm_out[MAX_APM]
     cdef double p_mix, p_final
     cdef readonly long symbols_seen
+    # save points (Predictor.probs): while tracking, each 16-byte slot of the hash table is
+    # journalled before it is written or emptied, so a save point need not copy the table
+    cdef bint tracking
+    cdef int jlen
+    cdef uint8_t* jaddr[JOURNAL]
+    cdef uint8_t jdata[JOURNAL][16]
 
     def __cinit__(self, *args, **kwargs):
         cdef int i
@@ -685,9 +694,18 @@ cdef class CMKernel(Kernel):
                 least = used
                 best = i
         base = base + (best << 4)
+        if self.tracking:
+            self._journal(base)
         memset(base, 0, 16)
         base[0] = check
         return base
+
+    cdef inline void _journal(self, uint8_t* slot) noexcept nogil:
+        """Keep the 16 bytes of ``slot`` before a write (only while tracking save points)."""
+        if self.jlen < JOURNAL:
+            self.jaddr[self.jlen] = slot
+            memcpy(&self.jdata[self.jlen][0], slot, 16)
+        self.jlen += 1
 
     # ------------------------------------------------------------ per symbol
 
@@ -1176,6 +1194,8 @@ cdef class CMKernel(Kernel):
             for i in range(self.n_hashed):
                 s = self.map_state[i]
                 self._learn_map(&self.maps[i], s, bit)
+                if self.tracking:
+                    self._journal(self.slot[i])
                 self.slot[i][self.gnode] = STATE_NEXT[s][bit]
             s = self.map_state[self.n_hashed]
             self._learn_map(&self.maps[self.n_hashed], s, bit)
@@ -1370,3 +1390,210 @@ cdef class CMKernel(Kernel):
         for i in range(self.n_apm):
             total += self._apm_contexts(i) * APM_BINS * 2
         return total
+
+    # ------------------------------------------------------------ the full state
+
+    def get_state(self):
+        """The history, the hash table and direct tables, the state maps, the match models,
+        the mixer's weights and curvature (or Adam moments), the gates, the APM tables, the
+        symbol experts' and the network's states (under ``expertE.``) and the position inside
+        the current symbol (see ``Kernel.get_state``)."""
+        cdef int i
+        state = Kernel.get_state(self)
+        state.update(self._scalars())
+        for name, size, address in self._buffers():
+            state[name] = raw_get(<void*><size_t>address, size)
+        for i in range(self.n_experts):
+            for key, value in self.owned[i].get_state().items():
+                state[f"expert{i}.{key}"] = value
+        return state
+
+    def set_state(self, dict state):
+        """Trusted input: positions and indices inside the tables are checked only where a
+        wrong one would reach outside them (the slots)."""
+        cdef int i
+        Kernel.set_state(self, state)
+        scalars = self._check_scalars(state)
+        for name, size, address in self._buffers():
+            raw_set(<void*><size_t>address, size, state, name)
+        for i in range(self.n_experts):
+            self.owned[i].set_state(nested(state, f"expert{i}."))
+        self._set_scalars(*scalars)
+        self.jlen = 0
+
+    # save points: what one bit's learning can change, short of the symbol's last bit (whose
+    # update ends the symbol: history, match tables, experts and network move only then)
+
+    def track_points(self, bint on):
+        """Start (or stop) journalling the hash table's slots for :meth:`save_point`."""
+        self.tracking = on
+        self.jlen = 0
+
+    def save_point(self):
+        """A light copy of the state inside a symbol, for ``seqzip._core.bit_distribution``:
+        valid while tracking and while no symbol ends (the kernel's last bit is never
+        learnt below a save point)."""
+        if not self.tracking or self.jlen > JOURNAL:
+            raise RuntimeError("save points need track_points(True)")
+        state = {"fallbacks": self.fallbacks}
+        state.update(self._scalars())
+        for name, size, address in self._buffers(True):
+            state[name] = raw_get(<void*><size_t>address, size)
+        return self.jlen, state
+
+    def restore_point(self, point):
+        """Return to a :meth:`save_point` taken since tracking started."""
+        cdef int k, jlen = point[0]
+        if not self.tracking or self.jlen > JOURNAL or not 0 <= jlen <= self.jlen:
+            raise RuntimeError("not a save point of this tracking")
+        for k in range(self.jlen - 1, jlen - 1, -1):
+            memcpy(self.jaddr[k], &self.jdata[k][0], 16)
+        self.jlen = jlen
+        state = point[1]
+        for name, size, address in self._buffers(True):
+            raw_set(<void*><size_t>address, size, state, name)
+        self.fallbacks = state["fallbacks"]
+        self._set_scalars(*self._check_scalars(state))
+
+    def _scalars(self):
+        cdef int i
+        cdef Py_ssize_t off
+        ints = [self.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
+                self.forced, self.n_known, self.word_len, self.record_votes,
+                self.candidate_votes, self.net_pattern, self.symbols_seen]
+        for i in range(self.n_match):
+            ints += [self.match[i].length, self.match[i].predicted, self.match[i].miss,
+                     self.match[i].sm_index]
+        for i in range(self.n_sets):
+            ints.append(self.sets[i].selected)
+        ints.append(self.final.selected)
+        words = [self.pos, self.c8, self.line_start, self.prev_line_start, self.word0,
+                 self.word1, self.word2, self.separator, self.before_word, self.sentence,
+                 self.record_len, self.record_candidate]
+        words += [self.match[i].ptr for i in range(self.n_match)]
+        floats = [self.adam_b1t, self.adam_b2t, self.p_mix, self.p_final, self.final.dot,
+                  self.final.p]
+        for i in range(self.n_sets):
+            floats += [self.sets[i].dot, self.sets[i].p]
+        slots = []
+        for i in range(self.n_hashed):
+            if self.slot[i] == NULL:
+                off = -2
+            elif self.slot[i] == EMPTY_SLOT:
+                off = -1
+            else:
+                off = self.slot[i] - self.table
+            slots.append(off)
+        return {"ints": np.array(ints, dtype=np.int64),
+                "words": np.array(words, dtype=np.uint64),
+                "floats": np.array(floats, dtype=np.float64),
+                "slots": np.array(slots, dtype=np.int64)}
+
+    def _check_scalars(self, dict state):
+        ints = [int(v) for v in take(state, "ints", np.int64,
+                                     (13 + 4 * self.n_match + self.n_sets + 1,))]
+        words = [int(v) for v in take(state, "words", np.uint64, (12 + self.n_match,))]
+        floats = [float(v) for v in take(state, "floats", np.float64, (6 + 2 * self.n_sets,))]
+        slots = take(state, "slots", np.int64, (self.n_hashed,))
+        limit = (self.bucket_mask + 1) * 64 - 16
+        if (slots < -2).any() or (slots > limit).any() or \
+                any(v >= 0 and v % 16 for v in slots):
+            raise ValueError("model state holds slots outside the hash table")
+        return ints, words, floats, [int(v) for v in slots]
+
+    def _set_scalars(self, list ints, list words, list floats, list slots):
+        cdef int i, k
+        (self.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
+         self.forced, self.n_known, self.word_len, self.record_votes, self.candidate_votes,
+         self.net_pattern, self.symbols_seen) = ints[:13]
+        k = 13
+        for i in range(self.n_match):
+            self.match[i].length = ints[k]
+            self.match[i].predicted = ints[k + 1]
+            self.match[i].miss = ints[k + 2]
+            self.match[i].sm_index = ints[k + 3]
+            k += 4
+        for i in range(self.n_sets):
+            self.sets[i].selected = ints[k]
+            k += 1
+        self.final.selected = ints[k]
+        (self.pos, self.c8, self.line_start, self.prev_line_start, self.word0, self.word1,
+         self.word2, self.separator, self.before_word, self.sentence, self.record_len,
+         self.record_candidate) = words[:12]
+        for i in range(self.n_match):
+            self.match[i].ptr = words[12 + i]
+        self.adam_b1t, self.adam_b2t, self.p_mix, self.p_final = floats[:4]
+        self.final.dot = floats[4]
+        self.final.p = floats[5]
+        for i in range(self.n_sets):
+            self.sets[i].dot = floats[6 + 2 * i]
+            self.sets[i].p = floats[7 + 2 * i]
+        for i in range(self.n_hashed):
+            if slots[i] == -2:
+                self.slot[i] = NULL
+            elif slots[i] == -1:
+                self.slot[i] = EMPTY_SLOT
+            else:
+                self.slot[i] = self.table + <Py_ssize_t>slots[i]
+
+    def _buffers(self, bint light=False):
+        """(name, bytes, address) of every buffer the state holds; ``light``: of those one
+        bit's learning can change, short of the symbol's last bit (the hash table is
+        journalled instead)."""
+        out = self._all_buffers()
+        if light:
+            heavy = {"history", "table", "last_pos", "last_dist", "follow1", "follow2",
+                     "match0.table", "match1.table"}
+            out = [b for b in out if b[0] not in heavy]
+        return out
+
+    def _all_buffers(self):
+        cdef int i, n
+        cdef list out = []
+        out.append(("history", self.history_mask + 1, <size_t>self.history))
+        out.append(("table", (self.bucket_mask + 1) * 64, <size_t>self.table))
+        out.append(("o0", 1 << self.B, <size_t>self.o0))
+        out.append(("o1", self.A << self.B, <size_t>self.o1))
+        for i in range(self.n_hashed + 2):
+            out.append((f"map{i}.p", MAX_STATES * 4, <size_t>self.maps[i].p))
+            out.append((f"map{i}.n", MAX_STATES * 2, <size_t>self.maps[i].n))
+        for i in range(self.n_match):
+            out.append((f"match{i}.table", (self.match[i].mask + 1) * 4,
+                        <size_t>self.match[i].table))
+            out.append((f"match{i}.sm", 128 * 4, <size_t>self.match[i].sm))
+            out.append((f"match{i}.smn", 128 * 2, <size_t>self.match[i].smn))
+        out.append(("expert_probs", self.A * 8, <size_t>self.expert_probs))
+        out.append(("trees", max(self.n_experts, 1) * self.tree_size * 8, <size_t>self.trees))
+        for i in range(self.n_sets):
+            n = self.sets[i].n_sets * self.n_inputs * 8
+            out.append((f"set{i}.w", n, <size_t>self.sets[i].w))
+            out.append((f"set{i}.hd", n, <size_t>self.sets[i].hd))
+            out.append((f"set{i}.hc", n, <size_t>self.sets[i].hc))
+        if self.layer2:
+            n = self.final.n_sets * (self.n_sets + 1) * 8
+            out.append(("final.w", n, <size_t>self.final.w))
+            out.append(("final.hd", n, <size_t>self.final.hd))
+            out.append(("final.hc", n, <size_t>self.final.hc))
+        if self.gate_set >= 0:
+            n = (1 << self.B) * self.gate_units * self.n_inputs * 8
+            out.append(("gate_U", n, <size_t>self.gate_U))
+            out.append(("gate_hd", n, <size_t>self.gate_hd))
+            out.append(("gate_hc", n, <size_t>self.gate_hc))
+            out.append(("gate_features", self.gate_units * 8, <size_t>self.gate_features))
+            out.append(("gate_z", self.gate_units * 8, <size_t>self.gate_z))
+        for i in range(self.n_apm):
+            out.append((f"apm{i}", self._apm_contexts(i) * APM_BINS * 2, <size_t>self.apm[i]))
+        out.append(("ctx_hash", sizeof(self.ctx_hash), <size_t>&self.ctx_hash[0]))
+        out.append(("group_hash", sizeof(self.group_hash), <size_t>&self.group_hash[0]))
+        out.append(("map_state", sizeof(self.map_state), <size_t>&self.map_state[0]))
+        out.append(("last_pos", sizeof(self.last_pos), <size_t>&self.last_pos[0]))
+        out.append(("last_dist", sizeof(self.last_dist), <size_t>&self.last_dist[0]))
+        out.append(("follow1", sizeof(self.follow1), <size_t>&self.follow1[0]))
+        out.append(("follow2", sizeof(self.follow2), <size_t>&self.follow2[0]))
+        out.append(("inputs", sizeof(self.inputs), <size_t>&self.inputs[0]))
+        out.append(("y2", sizeof(self.y2), <size_t>&self.y2[0]))
+        out.append(("apm_ctx", sizeof(self.apm_ctx), <size_t>&self.apm_ctx[0]))
+        out.append(("apm_bin", sizeof(self.apm_bin), <size_t>&self.apm_bin[0]))
+        out.append(("apm_frac", sizeof(self.apm_frac), <size_t>&self.apm_frac[0]))
+        out.append(("apm_out", sizeof(self.apm_out), <size_t>&self.apm_out[0]))
+        return out

@@ -36,7 +36,10 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
-from seqzip._core cimport STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel
+from seqzip._core cimport (STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel,
+                           raw_get, raw_set)
+
+from seqzip._core import put, take
 
 cdef enum:
     MAX_DEPTH = 32
@@ -513,3 +516,86 @@ cdef class CTWKernel(Kernel):
         return {"nodes": self.nodes_used, "entries": self.entries_used,
                 "entries_max": self.entries_max, "nodes_max": self.nodes_max,
                 "resets": self.resets}
+
+    # ---- the full state -----------------------------------------------------------------
+
+    def get_state(self):
+        """The context tree (entries, nodes, child map, free lists as they are), the history
+        and the walk's caches (see ``Kernel.get_state``)."""
+        cdef int i
+        state = Kernel.get_state(self)
+        state["sizes"] = np.array(
+            [self.entries_used, self.entries_cap, self.nodes_used, self.nodes_cap,
+             self.child_mask, self.child_used, self.n_seen, self.path_len, self.tick,
+             self.predicted, self.resets, self.out_of_memory], dtype=np.uint64)
+        state["free_count"] = np.array([self.free_count[i] for i in range(N_CLASSES)],
+                                       dtype=np.uint64)
+        state["free_cap"] = np.array([self.free_cap[i] for i in range(N_CLASSES)],
+                                     dtype=np.uint64)
+        state["entries"] = raw_get(self.entries, self.entries_used * sizeof(Entry))
+        state["node_block"] = raw_get(self.node_block, self.nodes_used * sizeof(uint32_t))
+        state["node_count"] = raw_get(self.node_count, self.nodes_used * sizeof(uint16_t))
+        state["node_class"] = raw_get(self.node_class, self.nodes_used)
+        state["children"] = raw_get(self.children, (self.child_mask + 1) * sizeof(ChildSlot))
+        for i in range(N_CLASSES):
+            state[f"free{i}"] = raw_get(self.free_lists[i], self.free_count[i] * 4)
+        state["history"] = raw_get(self.history, sizeof(self.history))
+        state["path"] = raw_get(self.path, sizeof(self.path))
+        state["q"] = raw_get(self.q, sizeof(self.q))
+        state["leaf"] = raw_get(self.leaf, sizeof(self.leaf))
+        state["where"] = raw_get(self.where, sizeof(self.where))
+        state["stamp"] = raw_get(self.stamp, sizeof(self.stamp))
+        state["scratch"] = np.array(self.scratch)
+        return state
+
+    def set_state(self, dict state):
+        """Trusted input: the tree's indices are not checked against its arrays."""
+        cdef int i
+        cdef uint64_t entries_used, entries_cap, nodes_used, nodes_cap, child_mask
+        Kernel.set_state(self, state)
+        sizes = [int(v) for v in take(state, "sizes", np.uint64, (12,))]
+        entries_used, entries_cap, nodes_used, nodes_cap, child_mask = sizes[:5]
+        free_count = take(state, "free_count", np.uint64, (N_CLASSES,))
+        free_cap = take(state, "free_cap", np.uint64, (N_CLASSES,))
+        if not (entries_used <= entries_cap <= self.entries_max and
+                1 <= nodes_used <= nodes_cap <= self.nodes_max and
+                (child_mask + 1) & child_mask == 0 and child_mask + 1 <= self.slots_max and
+                child_mask >= (1 << 15) - 1 and (free_count <= free_cap).all()):
+            raise ValueError("model state holds impossible tree sizes")
+        self._release()
+        self.entries = <Entry*>malloc(max(entries_cap, 1) * sizeof(Entry))
+        self.node_block = <uint32_t*>malloc(nodes_cap * sizeof(uint32_t))
+        self.node_count = <uint16_t*>malloc(nodes_cap * sizeof(uint16_t))
+        self.node_class = <uint8_t*>malloc(nodes_cap * sizeof(uint8_t))
+        self.children = <ChildSlot*>malloc((child_mask + 1) * sizeof(ChildSlot))
+        for i in range(N_CLASSES):
+            self.free_lists[i] = NULL
+            self.free_count[i] = self.free_cap[i] = 0
+            if free_cap[i]:
+                self.free_lists[i] = <uint32_t*>malloc(free_cap[i] * 4)
+                if self.free_lists[i] == NULL:
+                    raise MemoryError("CTW: cannot allocate the context tree")
+                self.free_cap[i] = free_cap[i]
+        if (self.entries == NULL or self.node_block == NULL or self.node_count == NULL
+                or self.node_class == NULL or self.children == NULL):
+            self._allocate()
+            raise MemoryError("CTW: cannot allocate the context tree")
+        self.entries_cap, self.nodes_cap, self.child_mask = entries_cap, nodes_cap, child_mask
+        self.entries_used, self.nodes_used = entries_used, nodes_used
+        (self.child_used, self.n_seen, self.path_len, self.tick, self.predicted, self.resets,
+         self.out_of_memory) = sizes[5:]
+        raw_set(self.entries, entries_used * sizeof(Entry), state, "entries")
+        raw_set(self.node_block, nodes_used * sizeof(uint32_t), state, "node_block")
+        raw_set(self.node_count, nodes_used * sizeof(uint16_t), state, "node_count")
+        raw_set(self.node_class, nodes_used, state, "node_class")
+        raw_set(self.children, (child_mask + 1) * sizeof(ChildSlot), state, "children")
+        for i in range(N_CLASSES):
+            raw_set(self.free_lists[i], free_count[i] * 4, state, f"free{i}")
+            self.free_count[i] = free_count[i]
+        raw_set(self.history, sizeof(self.history), state, "history")
+        raw_set(self.path, sizeof(self.path), state, "path")
+        raw_set(self.q, sizeof(self.q), state, "q")
+        raw_set(self.leaf, sizeof(self.leaf), state, "leaf")
+        raw_set(self.where, sizeof(self.where), state, "where")
+        raw_set(self.stamp, sizeof(self.stamp), state, "stamp")
+        put(self.scratch, state, "scratch")

@@ -37,6 +37,8 @@ from libc.stdint cimport int64_t, uint64_t
 
 from seqzip._kernels.detmath cimport det_exp, det_log, det_logistic, det_softmax, det_tanh
 from seqzip._kernels.online cimport OnlineNetwork
+
+from seqzip._core import put, take
 from seqzip._kernels.prng cimport splitmix64, splitmix_uniform
 from seqzip._kernels.qd cimport cholesky_solve, qd_solve
 
@@ -429,6 +431,32 @@ cdef class OnlineGLNN(OnlineNetwork):
 
 # ---------------------------------------------------------------- initialisation
 
+
+    def get_state(self):
+        """The network's weights, leaky states, metrics and step counters on top of
+        ``OnlineNetwork.get_state``."""
+        state = OnlineNetwork.get_state(self)
+        for name, mv in self._arrays():
+            state[name] = np.array(mv)
+        state["glnn_counters"] = np.array([self.steps_kept, self.steps_undone], dtype=np.int64)
+        state["rate_tau"] = np.array(self.rate_tau)
+        return state
+
+    def set_state(self, dict state):
+        OnlineNetwork.set_state(self, state)
+        counters = take(state, "glnn_counters", np.int64, (2,))
+        incoming = take(state, "incoming", np.int64, np.asarray(self.incoming).shape)
+        if incoming.min() < 0 or incoming.max() > self.n_units:
+            raise ValueError("model state holds edges from units the network lacks")
+        for name, mv in self._arrays():
+            put(mv, state, name)
+        self.steps_kept, self.steps_undone = counters[0], counters[1]
+        self.rate_tau = float(take(state, "rate_tau", np.float64, ()))
+
+    def _arrays(self):
+        return [("incoming", self.incoming), ("w", self.w), ("tau", self.tau),
+                ("tau_saved", self.tau_saved), ("M", self.M), ("Mw", self.Mw), ("V", self.V),
+                ("starts", self.starts)]
 
 def initial_parameters(Py_ssize_t n_units, Py_ssize_t connectivity, double alpha,
                        Py_ssize_t A, uint64_t seed):

@@ -36,6 +36,8 @@ from libc.stdint cimport int64_t
 
 from seqzip._kernels.detmath cimport det_log, det_logistic, det_softmax, det_tanh
 from seqzip._kernels.online cimport OnlineNetwork
+
+from seqzip._core import put, take
 from seqzip._kernels.qd cimport qd_coordinate
 
 cdef enum:
@@ -533,3 +535,34 @@ cdef class OnlineRNN(OnlineNetwork):
         cdef double[::1] ho = h_out, co = c_out
         self._cell(&h[0], &c[0], x, &s[0], &s[n], &s[2 * n], &s[3 * n], &ho[0], &co[0])
         return h_out, c_out
+
+    # ------------------------------------------------------------ the full state
+
+    def get_state(self):
+        """Parameters, optimiser state (Adam moments and their bias corrections, or the
+        Riemannian metric), the recurrent state and the window's saved states, on top of
+        ``OnlineNetwork.get_state``."""
+        state = OnlineNetwork.get_state(self)
+        for name, mv in self._arrays():
+            state[name] = np.array(mv)
+        state["rnn_steps"] = np.array(self.steps, dtype=np.int64)
+        state["rnn_bias_corrections"] = np.array([self.b1t, self.b2t])
+        return state
+
+    def set_state(self, dict state):
+        OnlineNetwork.set_state(self, state)
+        steps = int(take(state, "rnn_steps", np.int64, ()))
+        b1t, b2t = take(state, "rnn_bias_corrections", np.float64, (2,))
+        for name, mv in self._arrays():
+            put(mv, state, name)
+        self.steps, self.b1t, self.b2t = steps, b1t, b2t
+
+    def _arrays(self):
+        return [("theta", self.theta), ("grad", self.grad), ("mom", self.mom),
+                ("vel", self.vel), ("diag", self.diag), ("cross", self.cross), ("RT", self.RT),
+                ("WmhT", self.WmhT), ("WoT", self.WoT), ("h", self.h), ("c", self.c),
+                ("cell_scratch", self.cell_scratch), ("hs0", self.hs0), ("cs0", self.cs0),
+                ("Wh", self.Wh), ("Wc", self.Wc), ("Wu", self.Wu), ("Wv", self.Wv),
+                ("Wr", self.Wr), ("Wact", self.Wact), ("Wp", self.Wp), ("dz", self.dz),
+                ("dr", self.dr), ("du", self.du), ("dh", self.dh), ("dh_next", self.dh_next),
+                ("dc", self.dc), ("err", self.err)]

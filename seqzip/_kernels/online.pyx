@@ -38,6 +38,7 @@ from libc.stdlib cimport free, malloc
 
 from seqzip._core cimport (STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel,
                            keep_exception)
+from seqzip._core import nested, put, take
 from seqzip._kernels.mixing cimport (expert_logs, floor_mix, gate_step, mixed_softmax,
                                      writing_step)
 
@@ -218,3 +219,44 @@ cdef class OnlineNetwork(Kernel):
         """The experts' weights beta at the last prediction, and their gates U."""
         E = self.n_experts
         return (np.asarray(self.beta)[:E].copy(), np.asarray(self.U)[:, :E].copy())
+
+    # ------------------------------------------------------------ the full state
+
+    def get_state(self):
+        """The output layer, the gates, their metrics, the ring of recent symbols and the
+        experts' states (under ``expertE.``); the families add theirs (``Kernel.get_state``)."""
+        cdef Py_ssize_t e
+        state = Kernel.get_state(self)
+        for name, mv in self._network_arrays():
+            state[name] = np.array(mv)
+        state["counters"] = np.array([self.filled, self.pos, self.since, self.predicted],
+                                     dtype=np.int64)
+        for e in range(self.n_experts):
+            for key, value in self.experts[e].get_state().items():
+                state[f"expert{e}.{key}"] = value
+        return state
+
+    def set_state(self, dict state):
+        cdef Py_ssize_t e
+        Kernel.set_state(self, state)
+        counters = take(state, "counters", np.int64, (4,))
+        if not (0 <= counters[0] <= self.window and 0 <= counters[1] < self.window and
+                0 <= counters[2] and 0 <= counters[3] <= 1):
+            raise ValueError("model state holds impossible counters")
+        for name, mv in self._network_arrays():
+            put(mv, state, name)
+        ring = np.asarray(self.ring_symbols)
+        if ring.min() < 0 or ring.max() >= self.A:
+            raise ValueError("model state holds symbols outside the alphabet")
+        for e in range(self.n_experts):
+            self.experts[e].set_state(nested(state, f"expert{e}."))
+        self.filled, self.pos, self.since = counters[0], counters[1], counters[2]
+        self.predicted = counters[3]
+
+    def _network_arrays(self):
+        return [("feat", self.feat), ("raw", self.raw), ("scratch", self.scratch),
+                ("w_diag", self.w_diag), ("w_cross", self.w_cross),
+                ("expert_probs", self.expert_probs), ("lexp", self.lexp), ("U", self.U),
+                ("u_diag", self.u_diag), ("u_cross", self.u_cross), ("beta", self.beta),
+                ("offset", self.offset), ("ring_symbols", self.ring_symbols),
+                ("ring_offsets", self.ring_offsets)]

@@ -18,6 +18,8 @@ from libc.stdint cimport uint16_t, uint32_t
 
 from seqzip._core cimport STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel
 
+from seqzip._core import put, take
+
 
 cdef inline void _blend(const uint16_t* counts, uint32_t total, uint32_t distinct,
                         double escape_weight, const double* lower,   # IN
@@ -146,3 +148,24 @@ cdef class Order2Kernel(Kernel):
                    self.count_limit)
         self.prev2 = self.prev1
         self.prev1 = symbol
+
+    def get_state(self):
+        """The counts and the last two symbols (see ``Kernel.get_state``)."""
+        state = Kernel.get_state(self)
+        state["prev"] = np.array([self.prev1, self.prev2, self.n0, self.u0], dtype=np.int64)
+        for name, mv in (("c0", self.c0), ("c1", self.c1), ("c2", self.c2), ("n1", self.n1),
+                         ("u1", self.u1), ("n2", self.n2), ("u2", self.u2)):
+            state[name] = np.array(mv)
+        return state
+
+    def set_state(self, dict state):
+        Kernel.set_state(self, state)
+        prev = take(state, "prev", np.int64, (4,))
+        if not (0 <= prev[0] < self.A and 0 <= prev[1] < self.A and prev[2] >= 0 and
+                prev[3] >= 0):
+            raise ValueError("model state holds an impossible context")
+        for name, mv in (("c0", self.c0), ("c1", self.c1), ("c2", self.c2), ("n1", self.n1),
+                         ("u1", self.u1), ("n2", self.n2), ("u2", self.u2)):
+            put(mv, state, name)
+        self.prev1, self.prev2 = prev[0], prev[1]
+        self.n0, self.u0 = prev[2], prev[3]

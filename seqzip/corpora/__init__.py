@@ -21,6 +21,12 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Sample:
+    """See the module docstring.
+
+        >>> s = generate("markov2", 100, seed=1)
+        >>> len(s.data), s.true_bits > 0
+        (100, True)
+    """
     name: str
     data: bytes
     true_bits: float | None  # -log2 P(data) under the generating model, when known
@@ -28,6 +34,11 @@ class Sample:
 
 @dataclass(frozen=True)
 class Generator:
+    """See the module docstring.
+
+        >>> GENERATORS["anbn"].unit, GENERATORS["english"].true_bits is None
+        ('blocks', True)
+    """
     name: str
     make: Callable[[int, int], bytes]  # (n units, seed) -> data
     true_bits: Callable[[bytes, int], float] | None  # (data, seed) -> -log2 P(data)
@@ -40,6 +51,14 @@ GENERATORS: dict[str, Generator] = {}
 
 
 def register(gen: Generator) -> None:
+    """Add ``gen`` to ``GENERATORS`` (by its name).
+
+        >>> register(Generator("ab", lambda n, seed: b"ab" * n, lambda data, seed: 0.0,
+        ...                    "ab repeated"))
+        >>> generate("ab", 3).data, true_log2_loss("ab", b"abab")
+        (b'ababab', 0.0)
+        >>> del GENERATORS["ab"]
+    """
     GENERATORS[gen.name] = gen
 
 
@@ -47,6 +66,9 @@ def generate(name: str, n: int | None = None, seed: int = 0) -> Sample:
     """``n`` units (bytes, lines, bars or blocks: ``GENERATORS[name].unit``) of corpus ``name``.
 
     ``n=None`` gives the size used in the papers.  The seed fixes every random choice.
+
+        >>> generate("anbn", 1, seed=0).data.count(b"\\n")
+        2
     """
     gen = _lookup(name)
     if n is None:
@@ -59,7 +81,11 @@ def generate(name: str, n: int | None = None, seed: int = 0) -> Sample:
 
 
 def true_log2_loss(name: str, data: bytes, seed: int = 0) -> float:
-    """-log2 P(data) under generator ``name`` with ``seed`` (exact, in bits)."""
+    """-log2 P(data) under generator ``name`` with ``seed`` (exact, in bits).
+
+        >>> true_log2_loss("anbn", b"a" * 1024 + b"\\n" + b"b" * 1024 + b"\\n")
+        10.0
+    """
     gen = _lookup(name)
     if gen.true_bits is None:
         raise ValueError(f"corpus {name!r} has no known true model")
@@ -163,7 +189,12 @@ register(Generator("text", _text_make, None, "pseudo-English sentences of Zipfia
 
 
 class Sampler:
-    """The ``choices`` object used for sampling."""
+    """The ``choices`` object used for sampling.
+
+        >>> s = Sampler(np.random.default_rng(0))
+        >>> s.uniform(1), s.bernoulli(0.0)
+        (0, False)
+    """
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
@@ -177,6 +208,13 @@ class Sampler:
 
 @dataclass(frozen=True)
 class InsertionsParams:
+    """See the module docstring.
+
+        >>> insertions_bits(insertions_program(Sampler(np.random.default_rng(0)), 1,
+        ...                                    InsertionsParams(p_insert=0.0)),
+        ...                 InsertionsParams(p_insert=0.0))
+        0.0
+    """
     letters: str = "abcdefghijklmnopqrstuvwxyz"  # the main sequence of each line
     digits: str = "0123456789"  # the inserted sub-block
     capitals: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # drawn inside sub-sub-blocks
@@ -186,6 +224,11 @@ class InsertionsParams:
 
 
 def insertions_program(choices, n_lines: int, prm: InsertionsParams = InsertionsParams()) -> str:
+    """Lines of the alphabet with sub-blocks of digits inserted at random, and sub-sub-blocks of random capitals inside them (Ollivier 000, Example 1).
+
+        >>> insertions_program(Sampler(np.random.default_rng(0)), 1, InsertionsParams(p_insert=0.0))
+        'abcdefghijklmnopqrstuvwxyz\\n'
+    """
     out = []
     for _ in range(n_lines):
         for letter in prm.letters:
@@ -203,6 +246,11 @@ def insertions_program(choices, n_lines: int, prm: InsertionsParams = Insertions
 
 
 def insertions_bits(text: str, prm: InsertionsParams = InsertionsParams()) -> float:
+    """-log2 P(text) under :func:`insertions_program` (inf for text it cannot write).
+
+        >>> insertions_bits("abc")  # not a line the program writes
+        inf
+    """
     bits, i, n = 0.0, 0, len(text)
     capital_bits = prm.n_random * math.log2(len(prm.capitals))
 
@@ -250,6 +298,12 @@ register(Generator("insertions",
 
 @dataclass(frozen=True)
 class MusicParams:
+    """See the module docstring.
+
+        >>> text = music_program(Sampler(np.random.default_rng(0)), 4)
+        >>> 0 < music_bits(text) < float("inf")
+        True
+    """
     chords: tuple = (("I", "ceg"), ("IV", "cfa"), ("V", "gbd"))
     cycle: tuple = ("I", "IV", "I", "V", "I", "IV", "V", "I")  # harmony of successive bars
     rhythms: tuple = (("4", "4", "4"), ("2", "4"), ("4.", "8", "4"), ("2.",), ("4", "4", "8", "8"))
@@ -261,7 +315,11 @@ def _chord(prm: MusicParams, bar: int, phase: int) -> str:
 
 def music_program(choices, n_bars: int, prm: MusicParams = MusicParams()) -> str:
     """Bars "p4 p4 p4 |\n": the harmony follows the cycle from a hidden random phase, pitches
-    are uniform in the bar's chord, the rhythm is uniform and independent of the harmony."""
+    are uniform in the bar's chord, the rhythm is uniform and independent of the harmony.
+
+        >>> music_program(Sampler(np.random.default_rng(0)), 2).count("\\n")
+        2
+    """
     phase = choices.uniform(len(prm.cycle))
     bars = []
     for b in range(n_bars):
@@ -273,7 +331,11 @@ def music_program(choices, n_bars: int, prm: MusicParams = MusicParams()) -> str
 
 
 def music_bits(text: str, prm: MusicParams = MusicParams()) -> float:
-    """-log2 P: rhythm and pitch choices given the phase, summed over the hidden phases."""
+    """-log2 P: rhythm and pitch choices given the phase, summed over the hidden phases.
+
+        >>> music_bits("not music")
+        inf
+    """
     if not text:
         return 0.0
     lines = text.split("\n")
@@ -322,7 +384,12 @@ register(Generator("music",
 def xor_program(choices, n_lines: int, t: int = 100) -> str:
     """Distant XOR: T' (uniform in [T, 1.1T]) random bits, each after a space or an "X"; the
     two X's stand in [0, T'/10) and [T'/10, T'/2); then "=", the XOR of the two marked bits,
-    and a newline."""
+    and a newline.
+
+        >>> line = xor_program(Sampler(np.random.default_rng(0)), 1, t=20)
+        >>> line.count("X"), line[-3]
+        (2, '=')
+    """
     lengths = range(t, int(1.1 * t) + 1)
     out = []
     for _ in range(n_lines):
@@ -337,6 +404,12 @@ def xor_program(choices, n_lines: int, t: int = 100) -> str:
 
 
 def xor_bits(text: str, t: int = 100) -> float:
+    """-log2 P(text) under :func:`xor_program` (inf for text it cannot write).
+
+        >>> text = xor_program(Sampler(np.random.default_rng(0)), 2, t=20)
+        >>> xor_bits(text, t=20) < float("inf"), xor_bits(text.replace("=0", "=2"), t=20)
+        (True, inf)
+    """
     lengths = range(t, int(1.1 * t) + 1)
     if text and not text.endswith("\n"):
         return math.inf
@@ -359,7 +432,11 @@ def xor_bits(text: str, t: int = 100) -> float:
 
 
 def xor_scored_positions(data: bytes) -> np.ndarray:
-    """Indices of the bits distant XOR scores: those right after "=" (chi_t of 000, eq. 4-5)."""
+    """Indices of the bits distant XOR scores: those right after "=" (chi_t of 000, eq. 4-5).
+
+        >>> xor_scored_positions(b" 1X0=1\\n").tolist()
+        [5]
+    """
     arr = np.frombuffer(data, dtype=np.uint8)
     return np.flatnonzero(arr[:-1] == ord("=")) + 1
 
@@ -373,7 +450,11 @@ register(Generator("xor",
 
 
 def anbn_program(choices, n_blocks: int, low: int = 1024, high: int = 2048) -> str:
-    """For each block a line of n a's, then a line of n b's; n uniform in [low, high)."""
+    """For each block a line of n a's, then a line of n b's; n uniform in [low, high).
+
+        >>> anbn_program(Sampler(np.random.default_rng(0)), 1, low=2, high=3)
+        'aa\\nbb\\n'
+    """
     out = []
     for _ in range(n_blocks):
         n = low + choices.uniform(high - low)
@@ -382,6 +463,11 @@ def anbn_program(choices, n_blocks: int, low: int = 1024, high: int = 2048) -> s
 
 
 def anbn_bits(text: str, low: int = 1024, high: int = 2048) -> float:
+    """-log2 P(text) under :func:`anbn_program` (inf for text it cannot write).
+
+        >>> anbn_bits("aa\\nbb\\n", low=2, high=4), anbn_bits("aa\\nb\\n", low=2, high=4)
+        (1.0, inf)
+    """
     lines = text.split("\n")
     if lines[-1] != "" or (len(lines) - 1) % 2:
         return math.inf

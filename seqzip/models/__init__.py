@@ -27,6 +27,11 @@ DEFAULT_LEVEL = 6
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """See the module docstring.
+
+        >>> MODELS["cm"].model_id, MODELS["cm"].config_class.__name__
+        (7, 'CMConfig')
+    """
     name: str
     model_id: int  # stored in the header; part of the format
     module: str  # the family's module inside seqzip.models
@@ -50,6 +55,13 @@ MODELS: dict[str, ModelSpec] = {}
 
 
 def register(spec: ModelSpec) -> None:
+    """See the module docstring.
+
+        >>> register(MODELS["order2"])
+        Traceback (most recent call last):
+        ...
+        RuntimeError: model 'order2' or id 1 registered twice
+    """
     if spec.name in MODELS or any(s.model_id == spec.model_id for s in MODELS.values()):
         raise RuntimeError(f"model {spec.name!r} or id {spec.model_id} registered twice")
     MODELS[spec.name] = spec
@@ -73,7 +85,11 @@ register(ModelSpec("cm", 7, "cm", "CMConfig", "CMModel",
 
 
 def spec_by_name(name: str) -> ModelSpec:
-    """Raises ``ValueError`` naming the known models when ``name`` is unknown."""
+    """Raises ``ValueError`` naming the known models when ``name`` is unknown.
+
+        >>> spec_by_name("ctw").model_id
+        2
+    """
     try:
         return MODELS[name]
     except (KeyError, TypeError):
@@ -81,6 +97,11 @@ def spec_by_name(name: str) -> ModelSpec:
 
 
 def spec_by_id(model_id: int) -> ModelSpec | None:
+    """See the module docstring.
+
+        >>> spec_by_id(3).name, spec_by_id(200)
+        ('glnn', None)
+    """
     for spec in MODELS.values():
         if spec.model_id == model_id:
             return spec
@@ -88,13 +109,24 @@ def spec_by_id(model_id: int) -> ModelSpec | None:
 
 
 def check_level(level: int) -> int:
+    """See the module docstring.
+
+        >>> check_level(10)
+        Traceback (most recent call last):
+        ...
+        ValueError: level must be an integer from 1 to 9, got 10
+    """
     if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
         raise ValueError(f"level must be an integer from 1 to 9, got {level!r}")
     return level
 
 
 def make_config(name: str, level: int = DEFAULT_LEVEL) -> Any:
-    """The config of model ``name`` at ``level`` (1 fast ... 9 strong)."""
+    """The config of model ``name`` at ``level`` (1 fast ... 9 strong).
+
+        >>> make_config("ctw", 1) == MODELS["ctw"].config_class.for_level(1)
+        True
+    """
     return spec_by_name(name).config_class.for_level(check_level(level))
 
 
@@ -102,7 +134,11 @@ def create(name: str, config: Any | None = None, *, alphabet: bytes | None = Non
            alphabet_size: int | None = None, seed: int = 0) -> Model:
     """Build model ``name`` (its level-6 config when ``config`` is None) over ``alphabet``
     (the byte values it codes, sorted) or, for models that only need its size, over
-    ``alphabet_size`` symbols."""
+    ``alphabet_size`` symbols.
+
+        >>> create("order2", make_config("order2", 1), alphabet=b"ab").predict().tolist()
+        [0.5, 0.5]
+    """
     spec = spec_by_name(name)
     if config is None:
         config = spec.config_class.for_level(DEFAULT_LEVEL)

@@ -31,6 +31,11 @@ class Model:
     Subclasses set ``config_class`` and implement :meth:`make_kernel`.  ``predict()`` and
     ``update(symbol)`` are the kernel's own methods (no Python layer in between); the coder
     uses ``kernel`` directly through its C interface.
+
+        >>> from seqzip.models import create
+        >>> m = create("ctw", None, alphabet=b"xy")
+        >>> m.alphabet_size, m.stats()["fallbacks"]
+        (2, 0)
     """
 
     config_class: type = object
@@ -88,6 +93,10 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     Raises:
         ValueError: not JSON, not a flat array of the right length, wrong types, or values the
             config rejects.  The container layer turns this into a ``CorruptError``.
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> config_from_bytes(Order2Config, b'[100,1.0,2]').count_limit
+        100
     """
     if data.count(b"[") > MAX_CONFIG_DEPTH or data.count(b"{") > 0:
         raise ValueError("model config is not a flat JSON array")
@@ -151,6 +160,10 @@ def config_from_header(cls: type[C], data: bytes, version: int) -> C:
 
     Raises:
         ValueError: a config that does not parse or that the family rejects.
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> config_from_header(Order2Config, b"\\x02", 3) == Order2Config.for_level(2)
+        True
     """
     if version == 2:
         return config_from_bytes(cls, data)
@@ -164,11 +177,21 @@ def config_from_header(cls: type[C], data: bytes, version: int) -> C:
 
 
 def check_range(name: str, value: float, low: float, high: float) -> None:
-    """Raise ``ValueError`` unless ``low <= value <= high``."""
+    """Raise ``ValueError`` unless ``low <= value <= high``.
+
+        >>> check_range("rate", 2.0, 0.0, 1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: rate must be in [0.0, 1.0], got 2.0
+    """
     if not (low <= value <= high):
         raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
 
 
 def as_array(values) -> np.ndarray:
-    """float64, C-contiguous copy (initial parameters handed to a kernel)."""
+    """float64, C-contiguous copy (initial parameters handed to a kernel).
+
+        >>> as_array([1, 2]).dtype.name
+        'float64'
+    """
     return np.array(values, dtype=np.float64, order="C")

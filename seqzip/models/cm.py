@@ -26,6 +26,13 @@ MAX_ORDER = 32
 
 @dataclass(frozen=True)
 class CMConfig:
+    """See the module docstring.
+
+        >>> CMConfig.for_level(1).orders, CMConfig(match=1)
+        Traceback (most recent call last):
+        ...
+        ValueError: match lengths are 0 (off) or at least 2
+    """
     orders: str = "2,3,4,6"  # hashed context orders (orders 0 and 1 are direct tables)
     match: int = 7  # minimum length of the match model (0: off)
     match2: int = 0  # a second match model with a longer minimum length (0: off)
@@ -139,7 +146,11 @@ def _network_class(name: str):
 
 def network_config(name: str, **fields) -> str:
     """The ``network_config`` string of network ``name`` with ``fields`` (experts off unless
-    given: with experts, the network's prediction is its gated mixture of them)."""
+    given: with experts, the network's prediction is its gated mixture of them).
+
+        >>> network_config("glnn", n_units=4)[:3]
+        '[0.'
+    """
     cls = _network_class(name)[0]
     fields.setdefault("experts", "")
     return config_to_bytes(cls(**fields)).decode("ascii")
@@ -176,7 +187,12 @@ LEVELS: dict[int, dict] = {
 
 class CMModel(Model):
     """Context mixing over ``alphabet``; deterministic given the config and the seed (the
-    seed only reaches the network's initial weights)."""
+    seed only reaches the network's initial weights).
+
+        >>> m = CMModel(CMConfig.for_level(1), alphabet=b"abc", seed=0)
+        >>> m.kernel.mode, m.kernel.bits
+        (1, 2)
+    """
 
     config_class = CMConfig
 

@@ -23,6 +23,11 @@ WHEN_FULL = ("freeze", "reset")
 
 @dataclass(frozen=True)
 class CTWConfig:
+    """See the module docstring.
+
+        >>> CTWConfig.for_level(1).depth < CTWConfig.for_level(9).depth
+        True
+    """
     depth: int = 8  # context length in symbols (chosen by benchmarks/ctw_sweep.py)
     alpha: float = 0.125  # estimator (count + alpha) / (total + 2 alpha); 0.5 = Krichevsky-
     # Trofimov.  1/8 measured 0.05 bpc better than 1/2 on English text (the rare-symbol mass
@@ -56,7 +61,14 @@ class CTWConfig:
 
 
 class CTWModel(Model):
-    """CTW over ``alphabet`` (deterministic; the seed is unused)."""
+    """CTW over ``alphabet`` (deterministic; the seed is unused).
+
+        >>> m = CTWModel(CTWConfig(depth=2), alphabet=b"ab", seed=0)
+        >>> for s in [0, 1] * 50:
+        ...     m.update(s)
+        >>> bool(m.predict()[0] > 0.9)
+        True
+    """
 
     config_class = CTWConfig
 

@@ -43,7 +43,11 @@ EXPERTS: dict[str, tuple[int | None, int, Callable]] = {
 
 def parse_experts(text: str) -> list[tuple]:
     """``"ctw8+order2"`` -> ``[("ctw", 8), ("order2", 2)]`` (``"ctw8@64"``: a CTW budget of
-    64 MiB instead of its default); ValueError on anything else."""
+    64 MiB instead of its default); ValueError on anything else.
+
+        >>> parse_experts("order1+ctw4")
+        [('order1', 1), ('ctw', 4)]
+    """
     out = []
     for token in text.split("+") if text else []:
         token, _, memory = token.partition("@")
@@ -64,7 +68,11 @@ def parse_experts(text: str) -> list[tuple]:
 
 
 def make_experts(text: str, alphabet: bytes, seed: int) -> list:
-    """The kernels of the experts named by ``text``, over ``alphabet``."""
+    """The kernels of the experts named by ``text``, over ``alphabet``.
+
+        >>> [k.alphabet_size for k in make_experts("order1", b"abc", seed=0)]
+        [3]
+    """
     out = []
     for token, parameter, *memory in parse_experts(text):
         name = "order" if token.startswith("order") else token
@@ -73,7 +81,11 @@ def make_experts(text: str, alphabet: bytes, seed: int) -> list:
 
 
 def experts_memory(text: str, alphabet_size: int) -> int:
-    """Bytes the experts named by ``text`` may allocate (their configs' bounds)."""
+    """Bytes the experts named by ``text`` may allocate (their configs' bounds).
+
+        >>> experts_memory("", 256), experts_memory("order2", 4) > 0
+        (0, True)
+    """
     from .ctw import CTWConfig
     from .order2 import Order2Config
     total = 0

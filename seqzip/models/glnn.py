@@ -25,6 +25,13 @@ METRICS = ("qdrbpm", "qdruop", "rbpm", "ruop")
 
 @dataclass(frozen=True)
 class GLNNConfig:
+    """See the module docstring.
+
+        >>> GLNNConfig.for_level(1).n_units, GLNNConfig(metric="nope")
+        Traceback (most recent call last):
+        ...
+        ValueError: metric must be one of ('qdrbpm', 'qdruop', 'rbpm', 'ruop')
+    """
     n_units: int = 16  # units besides the always-on unit 0
     connectivity: int = 3  # incoming edges per unit, self-loop included (d)
     window: int = 32  # symbols of truncated BPTT per transition step
@@ -102,13 +109,25 @@ class GLNNConfig:
 
 
 def initial_parameters(config: GLNNConfig, alphabet_size: int, seed: int):
-    """``(incoming, w, tau, V0)`` of 000 Sect. 2 for ``config`` (see the kernel's function)."""
+    """``(incoming, w, tau, V0)`` of 000 Sect. 2 for ``config`` (see the kernel's function).
+
+        >>> incoming, w, tau, V0 = initial_parameters(GLNNConfig(n_units=4), 3, seed=0)
+        >>> incoming.shape, w.shape, tau.shape, V0.shape
+        ((5, 4), (5, 3), (5, 4, 3), (5,))
+    """
     return kernels.initial_parameters(config.n_units, config.connectivity, config.alpha,
                                       alphabet_size, seed)
 
 
 class GLNNModel(Model):
-    """Online GLNN over ``alphabet``."""
+    """Online GLNN over ``alphabet``.
+
+        >>> m = GLNNModel(GLNNConfig.for_level(1), alphabet=b"ab", seed=0)
+        >>> for s in [0, 1] * 100:
+        ...     m.update(s)
+        >>> bool(m.predict()[0] > 0.8)
+        True
+    """
 
     config_class = GLNNConfig
 

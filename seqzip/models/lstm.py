@@ -39,6 +39,13 @@ _HIDDEN = {
 
 @dataclass(frozen=True)
 class RNNConfig:
+    """See the module docstring.
+
+        >>> RNNConfig.for_cell("mlstm", 1).hidden, RNNConfig(optimizer="sgd")
+        Traceback (most recent call last):
+        ...
+        ValueError: optimizer must be one of ('adam', 'riemannian')
+    """
     hidden: int = 80  # hidden units n
     window: int = 20  # symbols of truncated BPTT per training step
     interval: int = 20  # symbols between training steps
@@ -111,7 +118,9 @@ def _config_class(cell: str) -> type:
     """A config class per family: same fields, levels sized for that cell."""
     return type(f"{cell.upper()}Config", (RNNConfig,), {
         "for_level": classmethod(lambda cls, level: cls(**vars(RNNConfig.for_cell(cell, level)))),
-        "__doc__": f"Config of the online {cell} (fields of RNNConfig)."})
+        "__doc__": f"Config of the online {cell} (fields of RNNConfig).\n\n"
+                   f"    >>> {cell.upper()}Config.for_level(1).hidden\n"
+                   f"    {_HIDDEN[cell][1]}\n"})
 
 
 LSTMConfig = _config_class("lstm")
@@ -120,7 +129,12 @@ MRNNConfig = _config_class("mrnn")
 
 
 def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -> np.ndarray:
-    """All parameters, flat in the kernel's order (``seqzip._kernels.lstm.layout``)."""
+    """All parameters, flat in the kernel's order (``seqzip._kernels.lstm.layout``).
+
+        >>> theta = initial_theta("lstm", RNNConfig(hidden=2), 3, seed=0)
+        >>> theta.shape  # E (3, 8), b (8,), R (2, 8), Wo (3, 3): 24 + 8 + 16 + 9
+        (57,)
+    """
     n = config.hidden
     layout = kernels.layout(cell, n, alphabet_size)
     total = sum(int(np.prod(s)) for s in layout.values())
@@ -141,7 +155,12 @@ def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -
 
 
 class RNNModel(Model):
-    """Online ``cell`` over ``alphabet``; the subclasses fix the cell."""
+    """Online ``cell`` over ``alphabet``; the subclasses fix the cell.
+
+        >>> m = MLSTMModel(MLSTMConfig.for_level(1), alphabet=b"ab", seed=0)
+        >>> m.parameter_count() > 0, m.predict().shape
+        (True, (2,))
+    """
 
     cell = "mlstm"
     config_class = RNNConfig
@@ -165,18 +184,37 @@ class RNNModel(Model):
 
 
 class LSTMModel(RNNModel):
+    """See the module docstring.
+
+        >>> LSTMModel(LSTMConfig.for_level(1), b"ab", 0).kernel.cell
+        0
+    """
     cell = "lstm"
 
 
 class MLSTMModel(RNNModel):
+    """See the module docstring.
+
+        >>> MLSTMModel(MLSTMConfig.for_level(1), b"ab", 0).kernel.cell
+        1
+    """
     cell = "mlstm"
 
 
 class MRNNModel(RNNModel):
+    """See the module docstring.
+
+        >>> MRNNModel(MRNNConfig.for_level(1), b"ab", 0).kernel.cell
+        2
+    """
     cell = "mrnn"
 
 
 def model_for_cell(cell: str, config: RNNConfig, alphabet: bytes, seed: int) -> RNNModel:
-    """The model of ``cell`` ("lstm", "mlstm", "mrnn") over ``alphabet``."""
+    """The model of ``cell`` ("lstm", "mlstm", "mrnn") over ``alphabet``.
+
+        >>> type(model_for_cell("mrnn", MRNNConfig.for_level(1), b"ab", 0)).__name__
+        'MRNNModel'
+    """
     return {"lstm": LSTMModel, "mlstm": MLSTMModel, "mrnn": MRNNModel}[cell](config, alphabet,
                                                                           seed)

@@ -19,6 +19,13 @@ from .base import Model, check_range
 
 @dataclass(frozen=True)
 class Order2Config:
+    """See the module docstring.
+
+        >>> Order2Config.for_level(1).order, Order2Config(order=3)
+        Traceback (most recent call last):
+        ...
+        ValueError: order must be in [0, 2], got 3
+    """
     order: int = 2  # longest context, in symbols (0, 1 or 2)
     count_limit: int = 255  # a context's counts are halved when one reaches this (adaptivity)
     escape_weight: float = 1.0  # escape mass per distinct symbol seen (1.0 = PPM method C)
@@ -43,7 +50,12 @@ class Order2Config:
 
 
 class Order2Model(Model):
-    """Order-2 blended context model over ``alphabet`` (deterministic: the seed is unused)."""
+    """Order-2 blended context model over ``alphabet`` (deterministic: the seed is unused).
+
+        >>> m = Order2Model(Order2Config(), alphabet=b"ab", seed=0)
+        >>> m.update(0); m.predict().round(3).tolist()
+        [0.917, 0.083]
+    """
 
     config_class = Order2Config
 

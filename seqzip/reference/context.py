@@ -16,7 +16,12 @@ import numpy as np
 
 
 class Order2Reference:
-    """PPM method C blending from order 2 to 1 to 0, counts in dictionaries."""
+    """PPM method C blending from order 2 to 1 to 0, counts in dictionaries.
+
+        >>> r = Order2Reference(2, 2, 255, 1.0)
+        >>> r.update(0); r.predict().round(3).tolist()
+        [0.917, 0.083]
+    """
 
     def __init__(self, alphabet_size: int, order: int, count_limit: int,
                  escape_weight: float) -> None:
@@ -59,6 +64,10 @@ class CTWReference:
     Pw(s) = Pe(s) at depth D, else Pe(s)/2 + prod_c Pw(s c)/2, with Pe the KT (or zero-redundancy)
     block estimate; the next-symbol probability is the ratio of the products of root Pw's with
     and without the candidate symbol, normalised over the alphabet.
+
+        >>> r = CTWReference(2, depth=1)
+        >>> [float(v) for v in r.predict()]
+        [0.5, 0.5]
     """
 
     def __init__(self, alphabet_size: int, depth: int, alpha: float = 0.5,

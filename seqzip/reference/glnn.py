@@ -36,10 +36,20 @@ ACTIVATIONS = ("tanh", "logistic")
 
 
 def activation(name: str, v: np.ndarray) -> np.ndarray:
+    """tanh or the logistic function of ``v``.
+
+        >>> float(activation("tanh", np.array(0.0))), float(activation("logistic", np.array(0.0)))
+        (0.0, 0.5)
+    """
     return np.tanh(v) if name == "tanh" else 1.0 / (1.0 + np.exp(-v))
 
 
 def activation_derivative(name: str, v: np.ndarray) -> np.ndarray:
+    """The derivative of :func:`activation` at ``v``.
+
+        >>> float(activation_derivative("tanh", np.array(0.0)))
+        1.0
+    """
     if name == "tanh":
         return 1.0 - np.tanh(v) ** 2
     s = 1.0 / (1.0 + np.exp(-v))
@@ -47,11 +57,20 @@ def activation_derivative(name: str, v: np.ndarray) -> np.ndarray:
 
 
 def inverse_activation(name: str, a: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`activation`.
+
+        >>> float(inverse_activation("logistic", np.array(0.5)))
+        0.0
+    """
     return np.arctanh(a) if name == "tanh" else np.log(a / (1.0 - a))
 
 
 def random_graph(n_units: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """(N+1, d) incoming sources: for unit j, itself and d-1 distinct other units."""
+    """(N+1, d) incoming sources: for unit j, itself and d-1 distinct other units.
+
+        >>> random_graph(3, 2, np.random.default_rng(0))[1:, 0].tolist()  # each unit feeds itself
+        [1, 2, 3]
+    """
     d = min(d, n_units)
     sources = np.zeros((n_units + 1, d), dtype=np.int64)
     for j in range(1, n_units + 1):
@@ -63,7 +82,15 @@ def random_graph(n_units: int, d: int, rng: np.random.Generator) -> np.ndarray:
 
 @dataclass
 class Run:
-    """Everything a forward pass computes."""
+    """Everything a forward pass computes.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> run.V.shape, run.a.shape, run.pi.shape, bool(run.log_likelihood < 0)
+        ((9, 5), (9, 5), (8, 3), True)
+    """
 
     V: np.ndarray  # (T+1, N+1) potentials (column 0 unused)
     a: np.ndarray  # (T+1, N+1) activities, a[:, 0] = 1
@@ -73,6 +100,15 @@ class Run:
 
 @dataclass
 class Gradients:
+    """See the module docstring.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> grads.W.shape, grads.tau.shape == net.tau.shape, grads.rho is None
+        ((5, 3), True, True)
+    """
     B: np.ndarray  # (T+1, N+1) dlogL/dV_i^t (eq. 22)
     W: np.ndarray  # (N+1, A) dlogL/dw (eq. 17)
     tau: np.ndarray  # like Network.tau (eq. 25)
@@ -82,6 +118,15 @@ class Gradients:
 
 @dataclass
 class Network:
+    """See the module docstring.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> net.n_units, net.alphabet_size, net.kind
+        (4, 3, 'glnn')
+    """
     kind: str
     sources: np.ndarray  # (N+1, d), row 0 unused
     w: np.ndarray  # (N+1, A) writing weights
@@ -304,7 +349,16 @@ class Network:
 def writing_hessian(net: Network, x: np.ndarray, run: Run, chi: np.ndarray | None,
                     eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """h_ii^y (eq. 18, damped by eps_y, see :func:`writing_step`) and h_0i^y (eq. 19); both
-    (N+1, A)."""
+    (N+1, A).
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> h_diag, h_cross = writing_hessian(net, x, run, None, np.ones(3))
+        >>> h_diag.shape, bool((h_diag > 0).all())
+        ((5, 3), True)
+    """
     T = len(x)
     chi = np.ones(T) if chi is None else chi
     weight = chi[:, None] * run.pi * (1 - run.pi)  # (T, A)
@@ -316,13 +370,22 @@ def writing_hessian(net: Network, x: np.ndarray, run: Run, chi: np.ndarray | Non
 
 
 def quasi_diagonal_last(grad: np.ndarray, diag: np.ndarray, cross: np.ndarray) -> np.ndarray:
-    """:func:`quasi_diagonal_step` along the last axis."""
+    """:func:`quasi_diagonal_step` along the last axis.
+
+        >>> g, d, c = np.ones((1, 2)), np.full((1, 2), 2.0), np.zeros((1, 2))
+        >>> quasi_diagonal_last(g, d, c).tolist()   # no cross terms: g / d
+        [[0.5, 0.5]]
+    """
     return np.moveaxis(quasi_diagonal_step(np.moveaxis(grad, -1, 0), np.moveaxis(diag, -1, 0),
                                            np.moveaxis(cross, -1, 0)), 0, -1)
 
 
 def quasi_diagonal_step(grad: np.ndarray, diag: np.ndarray, cross: np.ndarray) -> np.ndarray:
-    """The quasi-diagonal inverse (eq. 20-21 / 34-35) along axis 0; row 0 is the bias."""
+    """The quasi-diagonal inverse (eq. 20-21 / 34-35) along axis 0; row 0 is the bias.
+
+        >>> quasi_diagonal_step(np.array([1.0, 1.0]), np.array([2.0, 4.0]), np.zeros(2)).tolist()
+        [0.5, 0.25]
+    """
     step = np.zeros_like(grad)
     m00 = diag[0]
     step[1:] = (grad[1:] - grad[0] * cross[1:] / m00) / (diag[1:] - cross[1:] ** 2 / m00)
@@ -335,6 +398,13 @@ def writing_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, method
     """Direction for w: "qdh" (eq. 20-21), "dh" (diagonal Hessian) or "plain".
 
     ``eps`` replaces the paper's damping eps_y (frequency of y + machine epsilon) by a constant.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> writing_step(net, x, run, grads, "plain") is grads.W
+        True
     """
     if method == "plain":
         return grads.W
@@ -352,7 +422,16 @@ def writing_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, method
 
 def transition_metric(net: Network, x: np.ndarray, run: Run, m: np.ndarray, j: int,
                       y: int | None = None, eps: float = 1.0) -> np.ndarray:
-    """M~^{(jy)} (eq. 26): (d+1, d+1) over the incoming units of j, damped by eps."""
+    """M~^{(jy)} (eq. 26): (d+1, d+1) over the incoming units of j, damped by eps.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> m = net.modulus(x, run, grads, "rbpm")
+        >>> transition_metric(net, x, run, m, j=1).shape   # d + 1 incoming, the bias included
+        (3, 3)
+    """
     T = len(x)
     mask = np.ones(T, dtype=bool) if y is None else (x == y)
     inputs = run.a[:T][mask][:, net.incoming(j)]
@@ -370,6 +449,14 @@ def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, met
     quasi-diagonal reduction over tau and rho, as the paper does), "qdrbpm" / "qdruop"
     (eq. 34-35), "fb" (plain gradient with the learning rate of symbol y's parameters divided
     by the frequency of y), "rms" (gradient divided by the running RMS in ``rms``), "plain".
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> tau, rho, V0 = transition_step(net, x, run, grads, "qdrbpm")
+        >>> tau.shape == net.tau.shape, rho, float(V0[0])
+        (True, None, 0.0)
     """
     T, A = len(x), net.alphabet_size
     freq = np.bincount(x, minlength=A) / T + 1e-12
@@ -419,6 +506,11 @@ def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, met
 
 @dataclass
 class TrainConfig:
+    """See the module docstring.
+
+        >>> TrainConfig().writing, TrainConfig(transition="qdruop").transition
+        ('qdh', 'qdruop')
+    """
     writing: str = "qdh"  # "qdh", "dh" or "plain"
     transition: str = "rbpm"  # see transition_step
     iterations: int = 20  # pairs of (w step, tau step)
@@ -429,6 +521,16 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
+    """See the module docstring.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> result = train(net, x, TrainConfig(iterations=2))
+        >>> isinstance(result.network, Network), len(result.history) >= 1
+        (True, True)
+    """
     network: Network
     history: list = field(default_factory=list)  # log-likelihood after each accepted step
 
@@ -451,6 +553,14 @@ class Trainer:
 
     A step is kept only if it raises the training log-likelihood (its rate then x1.1); otherwise
     it is undone and its rate halved.  Rates start at 1/N.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> t = Trainer(net, x)
+        >>> t.step(); t.steps
+        1
     """
 
     def __init__(self, net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
@@ -492,7 +602,15 @@ class Trainer:
 
 def train(net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
           chi: np.ndarray | None = None) -> TrainResult:
-    """``config.iterations`` steps of :class:`Trainer`, starting with w."""
+    """``config.iterations`` steps of :class:`Trainer`, starting with w.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> bool(train(net, x, TrainConfig(iterations=3)).history[-1] >= run.log_likelihood)
+        True
+    """
     trainer = Trainer(net, x, config, chi)
     for _ in range(config.iterations):
         trainer.step()
@@ -500,7 +618,15 @@ def train(net: Network, x: np.ndarray, config: TrainConfig = TrainConfig(),
 
 
 def score_bits(net: Network, x: np.ndarray, chi: np.ndarray | None = None) -> float:
-    """Validation cost in bits with the (1 - 1/(t+2)) pi_t + 1/(t+2) uniform mixing of Sect. 4."""
+    """Validation cost in bits with the (1 - 1/(t+2)) pi_t + 1/(t+2) uniform mixing of Sect. 4.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
+        >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
+        >>> run = net.forward(x)
+        >>> grads = net.backward(x, run)
+        >>> bool(0 < score_bits(net, x) < -run.log_likelihood / np.log(2) + len(x))
+        True
+    """
     run = net.forward(x, chi)
     T, A = len(x), net.alphabet_size
     chi = np.ones(T) if chi is None else chi

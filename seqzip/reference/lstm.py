@@ -34,16 +34,29 @@ CELLS = ("lstm", "mlstm", "mrnn")
 
 
 def width(cell: str, n: int) -> int:
-    """Number of pre-activations P."""
+    """Number of pre-activations P.
+
+        >>> width("lstm", 3), width("mrnn", 3)
+        (12, 3)
+    """
     return n if cell == "mrnn" else 4 * n
 
 
 def multiplicative(cell: str) -> bool:
+    """Whether ``cell`` has the multiplicative state m (mLSTM, mRNN).
+
+        >>> multiplicative("mlstm"), multiplicative("lstm")
+        (True, False)
+    """
     return cell in ("mlstm", "mrnn")
 
 
 def shapes(cell: str, n: int, A: int) -> dict[str, tuple[int, ...]]:
-    """Names and shapes of the parameters, in their order inside the kernel's flat vector."""
+    """Names and shapes of the parameters, in their order inside the kernel's flat vector.
+
+        >>> shapes("mrnn", 2, 3)
+        {'E': (3, 2), 'b': (2,), 'R': (2, 2), 'Wmh': (2, 2), 'Wmi': (3, 2), 'Wo': (3, 3)}
+    """
     P = width(cell, n)
     out = {"E": (A, P), "b": (P,), "R": (n, P)}
     if multiplicative(cell):
@@ -53,12 +66,22 @@ def shapes(cell: str, n: int, A: int) -> dict[str, tuple[int, ...]]:
 
 
 def count_parameters(cell: str, n: int, A: int) -> int:
+    """The number of parameters (the size of the kernel's theta).
+
+        >>> count_parameters("mrnn", 2, 3)  # E 6, b 2, R 4, Wmh 4, Wmi 6, Wo 9
+        31
+    """
     return sum(int(np.prod(s)) for s in shapes(cell, n, A).values())
 
 
 def initial_parameters(cell: str, n: int, A: int, rng: np.random.Generator,
                        std: float = 0.1) -> dict[str, np.ndarray]:
-    """Random normal weights (the thesis's N(0, 0.1)), zero biases and output weights."""
+    """Random normal weights (the thesis's N(0, 0.1)), zero biases and output weights.
+
+        >>> p = initial_parameters("lstm", 2, 3, np.random.default_rng(0))
+        >>> float(abs(p["Wo"]).sum()), p["E"].shape
+        (0.0, (3, 8))
+    """
     params = {name: std * rng.standard_normal(shape) for name, shape in shapes(cell, n, A).items()}
     params["b"][:] = 0.0
     params["Wo"][:] = 0.0
@@ -70,7 +93,13 @@ def _sigmoid(v):
 
 
 def step(cell: str, p: dict, h: np.ndarray, c: np.ndarray, x: int) -> dict:
-    """One transition S -> S' on input x; returns every intermediate for the backward pass."""
+    """One transition S -> S' on input x; returns every intermediate for the backward pass.
+
+        >>> p = initial_parameters("mrnn", 2, 3, np.random.default_rng(0))
+        >>> s = step("mrnn", p, np.zeros(2), np.zeros(2), 1)
+        >>> sorted(s)[:4], s["h"].shape
+        (['c', 'c_prev', 'h', 'h_prev'], (2,))
+    """
     n = h.shape[0]
     s = {"h_prev": h, "c_prev": c, "x": x}
     if multiplicative(cell):
@@ -94,7 +123,13 @@ def step(cell: str, p: dict, h: np.ndarray, c: np.ndarray, x: int) -> dict:
 
 def forward(cell: str, p: dict, h0: np.ndarray, c0: np.ndarray, x: np.ndarray,
             offset: np.ndarray | None = None) -> tuple[float, dict]:
-    """Window log-likelihood sum_j log p_j(x_j) (natural log) and the cache for backward."""
+    """Window log-likelihood sum_j log p_j(x_j) (natural log) and the cache for backward.
+
+        >>> p = initial_parameters("lstm", 2, 4, np.random.default_rng(0))
+        >>> loglik, cache = forward("lstm", p, np.zeros(2), np.zeros(2), np.array([0, 1, 2]))
+        >>> round(float(loglik / np.log(0.25)), 9), len(cache["steps"])  # uniform at start
+        (3.0, 2)
+    """
     L, A = len(x), p["Wo"].shape[1]
     hs, steps, probs = [h0], [], []
     h, c = h0, c0
@@ -117,7 +152,13 @@ def forward(cell: str, p: dict, h0: np.ndarray, c0: np.ndarray, x: np.ndarray,
 
 def backward(cell: str, p: dict, cache: dict) -> dict[str, np.ndarray]:
     """Gradient of the window log-likelihood with respect to every parameter (truncated at
-    the window's start state)."""
+    the window's start state).
+
+        >>> p = initial_parameters("lstm", 2, 4, np.random.default_rng(0))
+        >>> _, cache = forward("lstm", p, np.zeros(2), np.zeros(2), np.array([0, 1, 2]))
+        >>> sorted(backward("lstm", p, cache)) == sorted(p)
+        True
+    """
     grads = {name: np.zeros_like(value) for name, value in p.items()}
     hs, steps, probs, x = cache["hs"], cache["steps"], cache["probs"], cache["x"]
     L = len(x)

@@ -25,7 +25,14 @@ __all__ = ["FastNetwork", "TrainConfig", "Trainer", "TrainResult", "train", "sco
 
 
 class FastNetwork(Network):
-    """A :class:`Network` whose inner loops run in Cython."""
+    """A :class:`Network` whose inner loops run in Cython.
+
+        >>> x = np.array([0, 1, 2, 0, 1, 2], dtype=np.int64)
+        >>> fast = FastNetwork.initial("gnn", n_units=3, d=2, x=x, alphabet_size=3, seed=1)
+        >>> slow = Network(fast.kind, fast.sources, fast.w, fast.tau, fast.V0, fast.rho)
+        >>> bool(abs(fast.forward(x).log_likelihood - slow.forward(x).log_likelihood) < 1e-9)
+        True
+    """
 
     def _layout(self):
         incoming = np.ascontiguousarray(

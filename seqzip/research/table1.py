@@ -42,6 +42,12 @@ PAPER = {  # 000 Table 1, cumulative regret in bits: alphabet, music, a^n b^n
 
 
 def problem_data(problem: str, seed: int, n_blocks: int | None = None):
+    """Training and validation samples of ``problem`` (seeds 2s+1, 2s+2) and their joint alphabet.
+
+        >>> train, valid, alphabet = problem_data("anbn", 0, n_blocks=1)
+        >>> alphabet
+        [10, 97, 98]
+    """
     n = n_blocks if problem == "anbn" else None
     train = corpora.generate(problem, n, seed=2 * seed + 1)
     valid = corpora.generate(problem, n, seed=2 * seed + 2)
@@ -52,7 +58,12 @@ def problem_data(problem: str, seed: int, n_blocks: int | None = None):
 def run_table(problems=PROBLEMS, methods=tuple(METHODS), *, budget: float = 600.0,
               seed: int = 0, sizes: list[int] | None = None, n_blocks: int | None = None,
               progress=None) -> list[dict]:
-    """Rows of (problem, method, validation bits, regret, paper regret, details)."""
+    """Rows of (problem, method, validation bits, regret, paper regret, details).
+
+        >>> rows = run_table(["anbn"], ["glnn-qdh-rbpm"], budget=0.3, sizes=[4], n_blocks=2)
+        >>> sorted(r["method"] for r in rows)
+        ['bzip2-9', 'ctw', 'glnn-qdh-rbpm']
+    """
     rows = []
     for problem in problems:
         train, valid, alphabet = problem_data(problem, seed, n_blocks)
@@ -78,6 +89,11 @@ def run_table(problems=PROBLEMS, methods=tuple(METHODS), *, budget: float = 600.
 
 
 def format_table(rows: list[dict]) -> str:
+    """The rows of :func:`run_table` as a plain-text table beside the paper's figures.
+
+        >>> print(format_table([]).splitlines()[0].split()[0])
+        problem
+    """
     head = (f"{'problem':<11} {'method':<16} {'valid bits':>11} {'true bits':>10} "
             f"{'regret':>9} {'paper':>9}  best setting")
     lines = [head, "-" * len(head)]
@@ -95,7 +111,12 @@ def xor_run(budget: float = 600.0, n_lines: int = 1000, seed: int = 0, n_units: 
     """Distant XOR (000 Sect. 4): train with chi_t = 1 only on the result bits; report the
     validation log-loss of those bits and the error rate (correct bit given probability
     <= 1/2).  The paper used 10,000 lines, a fully connected 10-unit GLNN and 1,500 gradient
-    passes (about 4 CPU hours); ``n_lines`` trades data for passes within the budget."""
+    passes (about 4 CPU hours); ``n_lines`` trades data for passes within the budget.
+
+        >>> result = xor_run(budget=0.3, n_lines=20, n_units=4)
+        >>> sorted(result)[:2]
+        ['best_bits', 'best_error_rate']
+    """
     from .glnn import FastNetwork, TrainConfig, Trainer
 
     train = corpora.generate("xor", n_lines, seed=2 * seed + 1).data
@@ -134,6 +155,11 @@ def xor_run(budget: float = 600.0, n_lines: int = 1000, seed: int = 0, n_units: 
 
 
 def format_xor(result: dict) -> str:
+    """The result of :func:`xor_run` as text.
+
+        >>> format_xor(xor_run(budget=0.3, n_lines=20, n_units=4)).count("\\n") >= 0
+        True
+    """
     return (f"distant XOR ({result['lines']} lines, GLNN {result['n_units']} units, "
             f"{result['steps']} steps): validation {result['validation_bits']:.1f} bits on the "
             f"result bits (chance {result['chance_bits']:.0f}), error rate "

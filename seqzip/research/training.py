@@ -43,7 +43,11 @@ MODEL_FILE_MAGIC = "seqzip-model-1"
 
 
 def encode(data: bytes, alphabet: list[int]) -> np.ndarray:
-    """Bytes to indices into ``alphabet`` (a sorted list of byte values)."""
+    """Bytes to indices into ``alphabet`` (a sorted list of byte values).
+
+        >>> encode(b"cab", [97, 98, 99]).tolist()
+        [2, 0, 1]
+    """
     lut = np.full(256, -1, dtype=np.int64)
     lut[alphabet] = np.arange(len(alphabet))
     x = lut[np.frombuffer(data, dtype=np.uint8)]
@@ -53,7 +57,11 @@ def encode(data: bytes, alphabet: list[int]) -> np.ndarray:
 
 
 def network_sizes(max_units: int) -> list[int]:
-    """4, 6, 8, 11, 16, 23, 32, ... up to ``max_units`` (factors of sqrt 2, rounded)."""
+    """4, 6, 8, 11, 16, 23, 32, ... up to ``max_units`` (factors of sqrt 2, rounded).
+
+        >>> network_sizes(16)
+        [4, 6, 8, 11, 16]
+    """
     sizes, n = [], 4.0
     while round(n) <= max_units:
         if round(n) not in sizes:
@@ -64,6 +72,12 @@ def network_sizes(max_units: int) -> list[int]:
 
 @dataclass
 class Candidate:
+    """See the module docstring.
+
+        >>> x = np.array([0, 1] * 20)
+        >>> fit("glnn-qdh-rbpm", x, x[:10], 2, budget=0.2, sizes=[4]).best.n_units
+        4
+    """
     n_units: int
     d: int
     trainer: Trainer
@@ -76,6 +90,12 @@ class Candidate:
 
 @dataclass
 class FitResult:
+    """See the module docstring.
+
+        >>> x = np.array([0, 1] * 20)
+        >>> sorted(fit("glnn-qdh-rbpm", x, x[:10], 2, budget=0.2, sizes=[4]).summary())[:3]
+        ['best_step', 'd', 'n_units']
+    """
     method: str
     network: FastNetwork  # the best network found (by validation bits)
     validation_bits: float
@@ -94,7 +114,13 @@ class FitResult:
 def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: int,
         budget: float, sizes: list[int] | None = None, seed: int = 0,
         connectivity: list[int] | None = None, eval_every: int = 2) -> FitResult:
-    """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits."""
+    """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits.
+
+        >>> x = np.array([0, 1, 1] * 20)
+        >>> result = fit("rnn-dh-fb", x, x[:12], 2, budget=0.3, sizes=[4])
+        >>> result.method, result.validation_bits < 12
+        ('rnn-dh-fb', True)
+    """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     kind, writing, transition = METHODS[method]
@@ -153,6 +179,11 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
 
     Raises:
         ValueError: unknown method, or too little data.
+
+        >>> result, alphabet, n = train_bytes(b"abc" * 100, method="glnn-qdh-rbpm", budget=0.3,
+        ...                                   units=4)
+        >>> alphabet, n
+        ([97, 98, 99], 30)
     """
     if validation is None:
         cut = len(data) - max(1, len(data) // 10)
@@ -171,7 +202,15 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
 
 def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> str:
     """Write a .sqm model file (numpy .npz, no pickles) to a path or binary file object;
-    return its SHA-256."""
+    return its SHA-256.
+
+        >>> import tempfile
+        >>> result, alphabet, _ = train_bytes(b"ab" * 50, budget=0.2, units=4)
+        >>> path = os.path.join(tempfile.mkdtemp(), "net.sqm")
+        >>> digest = save_model(path, result.network, alphabet, {"note": 1})
+        >>> load_model(path)[1:], len(digest)
+        (([97, 98], {'note': 1}), 64)
+    """
     meta = {"magic": MODEL_FILE_MAGIC, "kind": network.kind, "activation": network.activation,
             "alphabet": list(map(int, alphabet)), "info": info}
     arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
@@ -190,7 +229,16 @@ def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> s
 
 
 def load_model(path: str | os.PathLike) -> tuple[FastNetwork, list[int], dict]:
-    """Read a .sqm file; raises ValueError when it is not one."""
+    """Read a .sqm file; raises ValueError when it is not one.
+
+        >>> import tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "bad.sqm")
+        >>> _ = open(path, "wb").write(b"nope")
+        >>> load_model(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: ...
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
