@@ -1127,7 +1127,7 @@ def corpora_list() -> int:
 
     for name, gen in sorted(corpora_module.GENERATORS.items()):
         truth = "exact truth" if gen.true_bits else "no truth"
-        click.echo(f"{name:<11} {gen.default_n:>8,} {gen.unit:<7} {truth:<12} {gen.summary}")
+        click.echo(f"{name:<19} {gen.default_n:>8,} {gen.unit:<7} {truth:<12} {gen.summary}")
     return 0
 
 
