@@ -28,6 +28,7 @@ kappa^(1) + kappa^(2) against a brute-force enumeration of the paths.
 
     >>> rng = np.random.default_rng(0)
     >>> p = initial_parameters(n=3, A=4, rng=rng)
+    >>> p["Wo"] = 0.1 * rng.standard_normal(p["Wo"].shape)
     >>> x = np.array([0, 1, 2, 3, 1])
     >>> loglik, cache = forward(p, np.zeros(3), x)
     >>> k1, k2 = kappa(p, len(x))
