@@ -44,6 +44,7 @@ MODEL_GUIDE: dict[str, tuple[str, tuple[float, float, float]]] = {
     "mrnn": ("multiplicative RNN + context experts", (65, 8, 2.5)),
     "ctw": ("context-tree weighting over bytes", (700, 350, 200)),
     "order2": ("order-2 context model, PPM-like blending", (1200, 1400, 1400)),
+    "relu-rnn": ("ReLU RNN by path-SGD (--optimizer sgd) + context experts", (75, 10, 3)),
 }
 PROGRESS_AFTER = 2.0  # seconds: show progress for jobs expected (or found) to take longer
 PROGRESS_EVERY = 0.5  # seconds between redraws
@@ -288,6 +289,9 @@ def io_options(func: Callable) -> Callable:
 
 
 def model_options(func: Callable) -> Callable:
+    func = click.option("--optimizer", default=None,
+                        help="Training of the online network: path-sgd or sgd (relu-rnn), adam "
+                             "or riemannian (lstm, mlstm, mrnn); default: the level's.")(func)
     func = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0,
                         show_default=True,
                         help="Seed of the model's PRNG (stored in the file).")(func)
@@ -312,6 +316,23 @@ class Settings:
     level: int = DEFAULT_LEVEL
     model: str = DEFAULT_MODEL
     seed: int = 0
+    optimizer: str | None = None
+
+    def config(self):
+        """The model config when a setting overrides the level's preset, else None."""
+        if self.optimizer is None:
+            return None
+        from dataclasses import fields, replace
+
+        from .models import make_config
+
+        config = make_config(self.model, self.level)
+        if "optimizer" not in {f.name for f in fields(config)}:
+            raise UserError(f"model {self.model} has no --optimizer")
+        try:
+            return replace(config, optimizer=self.optimizer)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
 
     @property
     def processes(self) -> int:
@@ -746,9 +767,10 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
             bar.update(n)
 
         written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
-                                    progress=step, processes=s.processes)
+                                    config=config, progress=step, processes=s.processes)
         return coded, written
 
+    config = s.config()  # a bad --optimizer fails before any file is touched
     inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
     return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
 
@@ -885,12 +907,12 @@ def _list_line(r: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
                  keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, as_json) -> int:
+                 seed, optimizer, as_json) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
-                        verbose, level, model, seed)
+                        verbose, level, model, seed, optimizer)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -907,10 +929,11 @@ cli.add_command(main_command)
 @level_options
 @model_options
 def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-             verbose, level, model, seed) -> int:
+             verbose, level, model, seed, optimizer) -> int:
     """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
     return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
-                                          threads, quiet, verbose, level, model, seed))
+                                          threads, quiet, verbose, level, model, seed,
+                                          optimizer))
 
 
 @cli.command()
