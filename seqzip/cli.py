@@ -990,6 +990,9 @@ def _format_info(report: dict) -> str:
               help="Draw bits per character along each file (moving average), one curve per "
                    "model, to this PNG (needs matplotlib: pip install 'seqzip[plot]').")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also report the spectral radius of each model's recurrent matrices before "
+                   "and after coding each file (one more pass of those models).")
 @click.option("--train", "train_path", type=click.Path(exists=True, dir_okay=False),
               help="Score --validation after this training file: bits(train+valid) - "
                    "bits(train), for every model and baseline.")
@@ -1002,7 +1005,7 @@ def _format_info(report: dict) -> str:
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
-def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path,
+def bench(files, model_names, level, runs, as_json, plot_path, quiet, verbose, train_path,
           validation_path, table1, budget, method_names, problems) -> int:
     """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
@@ -1055,7 +1058,7 @@ def bench(files, model_names, level, runs, as_json, plot_path, quiet, train_path
     progress = _BenchProgress(quiet or as_json, level)
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
-                                progress=progress)
+                                progress=progress, verbose=verbose)
         if plot_path is not None:
             bench_module.plot(list(files) or None, plot_path, models=names, level=level)
     except (ValueError, OSError) as exc:

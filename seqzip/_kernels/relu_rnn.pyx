@@ -158,10 +158,6 @@ cdef class OnlineReLURNN(OnlineNetwork):
     def flat_parameters(self):
         return np.array(self.theta)
 
-    def recurrent_matrices(self):
-        """The dense recurrent matrices (here R alone), copies."""
-        return [self.parameters()["R"]]
-
     # ------------------------------------------------------------ the cell
 
     cdef void _cell(self, const double* h, Py_ssize_t x, double* z, double* h_out) noexcept nogil:

@@ -127,17 +127,17 @@ class ReLURNNModel(Model):
     def make_kernel(self) -> kernels.OnlineReLURNN:
         c = self.config
         theta = initial_theta(c, self.alphabet_size, self.seed)
-        self.initial_recurrent = [theta[self.alphabet_size * c.hidden + c.hidden:][
-            :c.hidden * c.hidden].reshape(c.hidden, c.hidden).copy()]
-        return kernels.OnlineReLURNN(c, theta, self.alphabet_size,
-                                     make_experts(c.experts, self.alphabet, self.seed))
+        kernel = kernels.OnlineReLURNN(c, theta, self.alphabet_size,
+                                       make_experts(c.experts, self.alphabet, self.seed))
+        self.initial_recurrent = {"R": kernel.parameters()["R"]}
+        return kernel
 
     def parameter_count(self) -> int:
         return self.kernel.size
 
-    def recurrent_matrices(self) -> list[np.ndarray]:
-        """The recurrent matrix now (copies)."""
-        return self.kernel.recurrent_matrices()
+    def recurrent_matrices(self) -> dict[str, np.ndarray]:
+        """The recurrent matrix now (a copy), by name."""
+        return {"R": self.kernel.parameters()["R"]}
 
     def stats(self) -> dict:
         return {**super().stats(), "training_steps": self.kernel.steps,
