@@ -1099,7 +1099,8 @@ class _BenchProgress:
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
               help="Validation file for early stopping (default: the last 10% of the input).")
 @click.option("--method", default="glnn-qdh-rbpm", show_default=True,
-              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb.")
+              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb, "
+                   "relu-rnn-path-sgd, relu-rnn-sgd, lstm-adam, lstm-adam-oinit.")
 @click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
               help="CPU seconds for the whole scan.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
@@ -1120,6 +1121,24 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
         raise UserError(f"{output} already exists (use -f to overwrite)")
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
+    from .research import recurrent
+
+    if method in recurrent.METHODS:  # ReLU RNN (path-SGD, SGD), LSTM (+ OINIT): NumPy batch
+        with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
+            try:
+                result, alphabet, n_validation = recurrent.train_bytes(
+                    data, validation, method=method, budget=budget, units=units, seed=seed)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        summary = result.summary()
+        summary.pop("settings")
+        with atomic_output(output, force, like=None) as dst:
+            digest = recurrent.save_model(dst, result, alphabet, {"method": method, **summary})
+        click.echo(f"{output}: {method}, {result.n_units} units, validation "
+                   f"{result.validation_bits:.1f} bits "
+                   f"({result.validation_bits / n_validation:.4f} per byte), "
+                   f"{result.seconds:.1f} CPU s, sha256 {digest[:16]}", err=True)
+        return 0
     # The scan stops at its CPU budget: the line shows the budget spent.
     with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
         try:
