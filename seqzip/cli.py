@@ -1123,6 +1123,9 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
     from .research import recurrent
 
+    if method not in training.METHODS and method not in recurrent.METHODS:
+        raise UserError(f"unknown method {method!r}; choose from "
+                        f"{', '.join([*training.METHODS, *recurrent.METHODS])}")
     if method in recurrent.METHODS:  # ReLU RNN (path-SGD, SGD), LSTM (+ OINIT): NumPy batch
         with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
             try:

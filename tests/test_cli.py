@@ -559,3 +559,19 @@ def test_optimizer_option_sets_the_config(tmp_path):
         result = run(*bad, "-o", str(tmp_path / "x.sqz"), str(src))
         assert result.exit_code == 1 and "Traceback" not in result.output
         assert not (tmp_path / "x.sqz").exists()
+
+
+def test_train_recurrent_methods(tmp_path):
+    from seqzip.research import recurrent
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(DATA[:4000])
+    out = tmp_path / "m.sqm"
+    result = run("train", "--method", "relu-rnn-sgd", "--budget", "0.5", "--units", "4", "-q",
+                 "-o", str(out), str(src))
+    assert result.exit_code == 0, result.output
+    method, params, alphabet, info = recurrent.load_model(str(out))
+    assert method == "relu-rnn-sgd" and params["R"].shape == (4, 4)
+    assert alphabet == sorted(set(DATA[:4000])) and info["n_units"] == 4
+    bad = run("train", "--method", "nope", "-o", str(tmp_path / "x.sqm"), str(src))
+    assert bad.exit_code == 1 and "relu-rnn-path-sgd" in bad.output
