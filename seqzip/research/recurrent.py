@@ -106,7 +106,7 @@ def _window_gradient(kind: str, p: dict, h0, c0, X: np.ndarray, Y: np.ndarray):
     for t in range(L - 1, -1, -1):
         h = hs[t + 1]
         q = _softmax(p["Wo"][0] + h @ p["Wo"][1:])
-        loglik += float(np.log(q[np.arange(B), Y[:, t]]).sum())
+        loglik += float(np.log(np.maximum(q[np.arange(B), Y[:, t]], 1e-300)).sum())
         err = -q
         err[np.arange(B), Y[:, t]] += 1.0
         grads["Wo"][0] += err.sum(axis=0)
