@@ -83,13 +83,15 @@ def _timed(func, arg, runs: int = 1):
 
 def run(files: list[str] | None = None, *, models: list[str] | None = None,
         level: int = DEFAULT_LEVEL, sizes: dict[str, int] | None = None, runs: int = 1,
-        progress: Progress | None = None) -> list[dict]:
+        progress: Progress | None = None, verbose: bool = False) -> list[dict]:
     """Benchmark ``models`` (default: all) and the baselines on ``files`` (default: generated).
 
     Returns one dict per (file, method) with size, compressed bytes, bits per character, regret
     where the truth is known, compress and decompress KB/s (1 KB = 1000 bytes), wall and CPU
     seconds (the best of ``runs``), and whether the round trip restored the input.
-    ``progress(file, method, size)`` is called as each job starts.
+    ``progress(file, method, size)`` is called as each job starts.  With ``verbose`` the
+    rows of models with dense recurrent matrices also hold their spectral radii before and
+    after a pass over the file (:func:`recurrent_spectra`).
 
         >>> rows = run(None, models=["order2"], sizes={"markov2": 2000})
         >>> models = [r["method"] for r in rows if r["level"] is not None]
@@ -109,7 +111,44 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
             if progress:
                 progress(file_name, name, len(data))
             rows.append(measure(file_name, data, name, level=level, truth=truth, runs=runs))
+            if verbose:
+                spectra = recurrent_spectra(data, name, level)
+                if spectra:
+                    rows[-1]["spectral_radius"] = spectra
     return rows
+
+
+def spectral_radius(matrix) -> float:
+    """The largest modulus of the eigenvalues of a square matrix (reporting only: numpy).
+
+        >>> spectral_radius([[0.0, 2.0], [0.5, 0.0]])
+        1.0
+    """
+    import numpy as np
+
+    return float(np.abs(np.linalg.eigvals(np.asarray(matrix, dtype=float))).max())
+
+
+def recurrent_spectra(data: bytes, model: str, level: int = DEFAULT_LEVEL,
+                      config=None) -> dict[str, tuple[float, float]] | None:
+    """Spectral radius of each dense recurrent matrix of ``model`` at the start and after it
+    has coded ``data`` ({name: (before, after)}); None for models without one.  002 Sect. III-A
+    reads exploding gradients off this radius growing past 1.
+
+        >>> spectra = recurrent_spectra(b"abcab" * 40, "relu-rnn", 1)
+        >>> sorted(spectra), spectra["R"][0] < 1.0
+        (['R'], True)
+    """
+    symbols, alphabet = api.symbols_of(data)
+    if not len(symbols):
+        return None
+    net = create(model, config or make_config(model, level), alphabet=alphabet)
+    if not hasattr(net, "recurrent_matrices"):
+        return None
+    before = {name: spectral_radius(m) for name, m in net.initial_recurrent.items()}
+    coder.log_loss_bits(net, symbols)
+    return {name: (before[name], spectral_radius(m))
+            for name, m in net.recurrent_matrices().items()}
 
 
 def measure_baseline(file_name: str, data: bytes, method: str, *,
@@ -276,6 +315,11 @@ def format_table(rows: list[dict], runs: int = 1) -> str:
               if r["true_bits_per_character"] is not None}
     for name, bpc in sorted(truths):
         lines.append(f"true model of {name}: {bpc:.3f} bits per character")
+    for r in rows:
+        if r.get("spectral_radius"):
+            radii = ", ".join(f"{name} {a:.3f} -> {b:.3f}"
+                              for name, (a, b) in r["spectral_radius"].items())
+            lines.append(f"spectral radius, {r['method']} -{r['level']} on {r['file']}: {radii}")
     missing = baselines.missing()
     if missing:
         lines.append(f"not run: {', '.join(sorted(missing))} (pip install "

@@ -44,6 +44,7 @@ MODEL_GUIDE: dict[str, tuple[str, tuple[float, float, float]]] = {
     "mrnn": ("multiplicative RNN + context experts", (65, 8, 2.5)),
     "ctw": ("context-tree weighting over bytes", (700, 350, 200)),
     "order2": ("order-2 context model, PPM-like blending", (1200, 1400, 1400)),
+    "relu-rnn": ("ReLU RNN by path-SGD (--optimizer sgd) + context experts", (75, 10, 3)),
 }
 PROGRESS_AFTER = 2.0  # seconds: show progress for jobs expected (or found) to take longer
 PROGRESS_EVERY = 0.5  # seconds between redraws
@@ -328,6 +329,9 @@ def limit_options(func: Callable) -> Callable:
 
 
 def model_options(func: Callable) -> Callable:
+    func = click.option("--optimizer", default=None,
+                        help="Training of the online network: path-sgd or sgd (relu-rnn), adam "
+                             "or riemannian (lstm, mlstm, mrnn); default: the level's.")(func)
     func = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0,
                         show_default=True,
                         help="Seed of the model's PRNG (stored in the file).")(func)
@@ -373,6 +377,23 @@ class Settings:
     max_length: int | None = None
     max_memory: int | None = None
     dictionary: str | None = None  # --dict: a model file (.sqm) coding starts from
+    optimizer: str | None = None
+
+    def config(self):
+        """The model config when a setting overrides the level's preset, else None."""
+        if self.optimizer is None:
+            return None
+        from dataclasses import fields, replace
+
+        from .models import make_config
+
+        config = make_config(self.model, self.level)
+        if "optimizer" not in {f.name for f in fields(config)}:
+            raise UserError(f"model {self.model} has no --optimizer")
+        try:
+            return replace(config, optimizer=self.optimizer)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
 
     @property
     def processes(self) -> int:
@@ -914,10 +935,14 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
             bar.update(n)
 
         written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
-                                    progress=step, processes=s.processes,
+                                    config=config, progress=step, processes=s.processes,
                                     dictionary=dictionary)
         return coded, written
 
+    config = s.config()  # a bad --optimizer fails before any file is touched
+    if config is not None and s.dictionary is not None:
+        raise UserError("--optimizer and --dict do not go together (the model file holds its "
+                        "own settings)")
     dictionary = _load_dictionary(s.dictionary)
     inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
     return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
@@ -1059,13 +1084,13 @@ def _list_line(r: dict) -> str:
 @dict_option
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
                  keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, max_memory, max_length, as_json, dictionary) -> int:
+                 seed, optimizer, max_memory, max_length, as_json, dictionary) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
                         verbose, level, model, seed, max_length, max_memory,
-                        dictionary=dictionary)
+                        dictionary=dictionary, optimizer=optimizer)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -1083,11 +1108,11 @@ cli.add_command(main_command)
 @model_options
 @dict_option
 def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-             verbose, level, model, seed, dictionary) -> int:
+             verbose, level, model, seed, optimizer, dictionary) -> int:
     """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
     return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
                                           threads, quiet, verbose, level, model, seed,
-                                          dictionary=dictionary))
+                                          dictionary=dictionary, optimizer=optimizer))
 
 
 @cli.command()
@@ -1153,6 +1178,9 @@ def _format_info(report: dict) -> str:
               help="Draw bits per character along each file (moving average), one curve per "
                    "model, to this PNG (needs matplotlib: pip install 'seqzip[plot]').")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also report the spectral radius of each model's recurrent matrices before "
+                   "and after coding each file (one more pass of those models).")
 @click.option("--train", "train_path", type=click.Path(exists=True, dir_okay=False),
               help="Score --validation after this training file: bits(train+valid) - "
                    "bits(train), for every model and baseline.")
@@ -1165,7 +1193,8 @@ def _format_info(report: dict) -> str:
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
-def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quiet, train_path,
+def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quiet, verbose,
+          train_path,
           validation_path, table1, budget, method_names, problems) -> int:
     """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
@@ -1220,7 +1249,7 @@ def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quie
     progress = _BenchProgress(quiet or as_json, level)
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
-                                progress=progress)
+                                progress=progress, verbose=verbose)
         if plot_path is not None:
             bench_module.plot(list(files) or None, plot_path, models=names, level=level,
                               rows=rows)
@@ -1275,8 +1304,9 @@ class _BenchProgress:
               help="lstm, mlstm, mrnn: the optimiser of the BPTT epochs.")
 @click.option("--method", default=None,
               help="glnn: the batch method [default: glnn-qdh-rbpm].  Without --model, any "
-              "method of the paper (e.g. gnn-qdh-ruop, rnn-dh-fb) fitted alone and saved as a "
-              "research network file, not usable with --dict.")
+              "method of the paper (e.g. gnn-qdh-ruop, rnn-dh-fb) or of the other seeds "
+              "(relu-rnn-path-sgd, relu-rnn-sgd, lstm-adam, lstm-adam-oinit) fitted alone and "
+              "saved as a research network file, not usable with --dict.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
               help="Research network file: network size (default: scan 4, 6, 8, 11, ...).")
 @click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
@@ -1344,6 +1374,27 @@ def _train_research_network(files, output, validation_path, method, budget, unit
 
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
+    from .research import recurrent
+
+    if method not in training.METHODS and method not in recurrent.METHODS:
+        raise UserError(f"unknown method {method!r}; choose from "
+                        f"{', '.join([*training.METHODS, *recurrent.METHODS])}")
+    if method in recurrent.METHODS:  # ReLU RNN (path-SGD, SGD), LSTM (+ OINIT): NumPy batch
+        with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
+            try:
+                result, alphabet, n_validation = recurrent.train_bytes(
+                    data, validation, method=method, budget=budget, units=units, seed=seed)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        summary = result.summary()
+        summary.pop("settings")
+        with atomic_output(output, force, like=None) as dst:
+            digest = recurrent.save_model(dst, result, alphabet, {"method": method, **summary})
+        click.echo(f"{output}: {method}, {result.n_units} units, validation "
+                   f"{result.validation_bits:.1f} bits "
+                   f"({result.validation_bits / n_validation:.4f} per byte), "
+                   f"{result.seconds:.1f} CPU s, sha256 {digest[:16]}", err=True)
+        return 0
     # The scan stops at its CPU budget: the line shows the budget spent.
     with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
         try:
@@ -1399,7 +1450,7 @@ def corpora_list() -> int:
 
     for name, gen in sorted(corpora_module.GENERATORS.items()):
         truth = "exact truth" if gen.true_bits else "no truth"
-        click.echo(f"{name:<11} {gen.default_n:>8,} {gen.unit:<7} {truth:<12} {gen.summary}")
+        click.echo(f"{name:<19} {gen.default_n:>8,} {gen.unit:<7} {truth:<12} {gen.summary}")
     return 0
 
 

@@ -130,3 +130,25 @@ def test_learning_curve_is_the_coders_cost():
     assert abs(sum(curve) / 8 - len(packed)) < 100
     assert bench.learning_curve(b"", "order2") == [] and \
         bench.learning_curve(b"aaaa", "order2") == [0.0] * 4
+
+
+def test_verbose_reports_spectral_radius_of_recurrent_models():
+    import numpy as np
+
+    from seqzip import bench
+
+    rows = bench.run(None, models=["relu-rnn", "order2"], level=1, sizes={"english": 3000},
+                     verbose=True)
+    by = {r["method"]: r for r in rows}
+    assert "spectral_radius" not in by["order2"]
+    (before, after), = by["relu-rnn"]["spectral_radius"].values()
+    from seqzip.models import create, make_config
+    model = create("relu-rnn", make_config("relu-rnn", 1), alphabet_size=40)
+    R = model.recurrent_matrices()["R"]
+    v = np.ones(len(R))
+    for _ in range(500):  # power iteration agrees with the eigenvalue routine
+        v = R.T @ R @ v
+        v /= np.linalg.norm(v)
+    assert bench.spectral_radius(R) <= np.sqrt(v @ R.T @ R @ v) + 1e-9  # radius <= norm
+    assert 0 < before < 1.0 and after > 0 and before != after
+    assert "spectral radius, relu-rnn -1" in bench.format_table(rows)

@@ -534,3 +534,44 @@ def test_output_of_a_file_copies_its_mode(sample, tmp_path):
     os.chmod(sample, 0o640)
     assert fast(str(sample)).exit_code == 0
     assert stat.S_IMODE((tmp_path / "sample.txt.sqz").stat().st_mode) == 0o640
+
+
+def test_optimizer_option_sets_the_config(tmp_path):
+    data = DATA[:3000]
+    src = tmp_path / "in.txt"
+    src.write_bytes(data)
+    for optimizer in ("path-sgd", "sgd"):
+        out = tmp_path / f"{optimizer}.sqz"
+        result = run("--model", "relu-rnn", "-1", "--optimizer", optimizer, "-o", str(out),
+                     str(src))
+        assert result.exit_code == 0, result.output
+        want = dataclasses.replace(make_config("relu-rnn", 1), optimizer=optimizer)
+        packed = out.read_bytes()
+        if optimizer == "sgd":  # not the preset: the config travels in the header
+            direct = io.BytesIO()
+            api.compress_file(io.BytesIO(data), direct, model="relu-rnn", config=want)
+            assert packed == direct.getvalue()
+        else:
+            assert packed == seqzip.compress(data, 1, model="relu-rnn")
+        assert seqzip.decompress(packed) == data
+    for bad in (["--model", "relu-rnn", "--optimizer", "adam"], ["--model", "ctw", "--optimizer",
+                                                                  "sgd"]):
+        result = run(*bad, "-o", str(tmp_path / "x.sqz"), str(src))
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert not (tmp_path / "x.sqz").exists()
+
+
+def test_train_recurrent_methods(tmp_path):
+    from seqzip.research import recurrent
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(DATA[:4000])
+    out = tmp_path / "m.sqm"
+    result = run("train", "--method", "relu-rnn-sgd", "--budget", "0.5", "--units", "4", "-q",
+                 "-o", str(out), str(src))
+    assert result.exit_code == 0, result.output
+    method, params, alphabet, info = recurrent.load_model(str(out))
+    assert method == "relu-rnn-sgd" and params["R"].shape == (4, 4)
+    assert alphabet == sorted(set(DATA[:4000])) and info["n_units"] == 4
+    bad = run("train", "--method", "nope", "-o", str(tmp_path / "x.sqm"), str(src))
+    assert bad.exit_code == 1 and "relu-rnn-path-sgd" in bad.output

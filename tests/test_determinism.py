@@ -62,9 +62,11 @@ SHORT = {"glnn": {"text": 4_000, "binary": 2_000}, "lstm": {"text": 1_500, "bina
          "order2": {"text": 40_000, "binary": 20_000}, "ctw": {"text": 20_000, "binary": 10_000},
          "cm": {"text": 12_000, "binary": 6_000}}
 SHORT["mlstm"] = SHORT["mrnn"] = SHORT["lstm"]
+SHORT["relu-rnn"] = SHORT["lstm"]
 LONG = {"glnn": {"text": 20_000, "binary": 6_000}, "lstm": {"text": 4_000, "binary": 2_000},
         "cm": {"text": 60_000, "binary": 20_000}}
 LONG["mlstm"] = LONG["mrnn"] = LONG["lstm"]
+LONG["relu-rnn"] = LONG["lstm"]
 
 
 def cases():

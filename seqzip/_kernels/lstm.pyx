@@ -38,6 +38,7 @@ from seqzip._kernels.detmath cimport det_log, det_logistic, det_softmax, det_tan
 from seqzip._kernels.online cimport OnlineNetwork
 
 from seqzip._core import put, take
+from seqzip._kernels.ortho cimport ortho_penalty
 from seqzip._kernels.qd cimport qd_coordinate
 
 cdef enum:
@@ -115,6 +116,8 @@ cdef class OnlineRNN(OnlineNetwork):
     cdef double[::1] hs0, cs0                    # (window * n,) the state before each symbol
     cdef double[::1] Wh, Wc, Wu, Wv, Wr, Wact, Wp  # window activations
     cdef double[::1] dz, dr, du, dh, dh_next, dc, err
+    cdef double open_penalty                     # OPEN's lambda (002 eq. 31), 0: off
+    cdef double[::1] oD, oG                      # (n * n) its scratch
 
     def __init__(self, config, str cell, theta, Py_ssize_t A, list experts=None):
         self.cell = CELL_IDS[cell]
@@ -151,6 +154,8 @@ cdef class OnlineRNN(OnlineNetwork):
         self.Wact, self.Wp = np.zeros(L * P), np.zeros(L * A)
         self.dz, self.dr, self.du = np.zeros(P), np.zeros(n), np.zeros(n)
         self.dh, self.dh_next, self.dc, self.err = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(A)
+        self.open_penalty = getattr(config, "open_penalty", 0.0)
+        self.oD, self.oG = np.zeros(n * n), np.zeros(n * n)
         self.steps = 0
 
     def layout(self):
@@ -479,6 +484,19 @@ cdef class OnlineRNN(OnlineNetwork):
             for w in range(self.oWmh, self.oWmi + A * n):
                 th[w] = th[w] + rate * g[w] * scale / (D[w] + eps)
 
+    cdef void _open(self) noexcept nogil:
+        """OPEN: the penalty lam ||W W^T - I||^2 of every recurrent n x n block (R's groups,
+        Wmh) joins the gradient (before the optimiser's clipping)."""
+        cdef double* th = &self.theta[0]
+        cdef double* g = &self.grad[0]
+        cdef Py_ssize_t n = self.n, P = self.P, k
+        for k in range(P // n):
+            ortho_penalty(th + self.oR + k * n, n, P, self.open_penalty, g + self.oR + k * n,
+                          &self.oD[0], &self.oG[0])
+        if self.mult:
+            ortho_penalty(th + self.oWmh, n, n, self.open_penalty, g + self.oWmh,
+                          &self.oD[0], &self.oG[0])
+
     cdef void _train(self) noexcept nogil:
         cdef double* D = &self.diag[0]
         cdef double* C = &self.cross[0]
@@ -490,6 +508,8 @@ cdef class OnlineRNN(OnlineNetwork):
                 D[i] = self.decay * D[i]
                 C[i] = self.decay * C[i]
         self._window_backward()
+        if self.open_penalty > 0.0:
+            self._open()
         if self.riemannian:
             self._riemannian()
         else:
@@ -514,6 +534,15 @@ cdef class OnlineRNN(OnlineNetwork):
         self._window_forward()
         self._transpose()
         self._window_backward()
+        return np.array(self.grad)
+
+    def py_penalised_gradient(self):
+        """The window gradient with OPEN's penalty (as the optimiser receives it)."""
+        self._window_forward()
+        self._transpose()
+        self._window_backward()
+        if self.open_penalty > 0.0:
+            self._open()
         return np.array(self.grad)
 
     def py_train(self):

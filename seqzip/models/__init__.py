@@ -82,6 +82,8 @@ register(ModelSpec("mrnn", 6, "lstm", "MRNNConfig", "MRNNModel",
 register(ModelSpec("cm", 7, "cm", "CMConfig", "CMModel",
                    "context mixing: a bank of experts mixed per bit, gated by an online "
                    "network (GLNN, mLSTM at the strongest levels), with secondary estimation"))
+register(ModelSpec("relu-rnn", 8, "relu_rnn", "ReLURNNConfig", "ReLURNNModel",
+                   "ReLU RNN trained online while coding by path-SGD (or plain SGD)"))
 
 
 def spec_by_name(name: str) -> ModelSpec:

@@ -83,6 +83,13 @@ def config_to_bytes(config: Any) -> bytes:
         b'[255,1.0,2]'
     """
     fields = dataclasses.asdict(config)
+    # Fields a family gained after its first streams (``ADDED_FIELDS``) are left out while all
+    # of them hold their defaults, so that such configs serialise as they always did.
+    added = getattr(config, "ADDED_FIELDS", ())
+    defaults = type(config)() if added else None
+    if added and all(fields[name] == getattr(defaults, name) for name in added):
+        for name in added:
+            del fields[name]
     return json.dumps([fields[name] for name in sorted(fields)],
                       separators=(",", ":")).encode("ascii")
 
@@ -107,6 +114,9 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     names = sorted(f.name for f in dataclasses.fields(cls))
     if not isinstance(values, list):
         raise ValueError("model config is not a JSON array")
+    added = set(getattr(cls, "ADDED_FIELDS", ()))
+    if added and len(values) == len(names) - len(added):  # written without them: defaults
+        names = [name for name in names if name not in added]
     if len(values) != len(names):
         raise ValueError(f"model config has {len(values)} values, expected {len(names)}")
     fields = dict(zip(names, values))

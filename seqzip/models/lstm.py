@@ -16,10 +16,12 @@ the first prediction is the experts' (or uniform without experts).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from .._kernels import lstm as kernels
+from .._kernels.relu_rnn import oinit_matrix
 from .._kernels.prng import normal_stream
 from .base import Model, check_range
 from .experts import experts_memory, make_experts, parse_experts
@@ -68,12 +70,23 @@ class RNNConfig:
     experts: str = "ctw8+order2"  # as for the GLNN ("" for the network alone)
     rate_beta: float = 1.0
     beta_eps: float = 300.0
+    oinit: bool = False  # OINIT (002 Sect. II-A): the recurrent n x n blocks pre-trained by
+    # gradient descent on ||W W^T - I||_F^2 until below 1e-6 (after ``init``), in the kernel
+    oinit_rate: float = 0.1  # its rate alpha_p (the paper's)
+    open_penalty: float = 0.0  # OPEN (002 eq. 31): lambda of the penalty on every block
+
+    # Fields added after streams existed: left out of the header while at their defaults.
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("oinit", "oinit_rate", "open_penalty")
 
     def __post_init__(self) -> None:
         # Ranges: what the levels use (up to 267 units, window = interval) with a margin of
         # 1.2x in width and 2x in training work.  A header is untrusted input: these bound the
         # memory and the work per symbol a stream can ask for (benchmarks/hostile.py).
         check_range("hidden", self.hidden, 1, 320)
+        check_range("oinit_rate", self.oinit_rate, 1e-6, 1.0)
+        check_range("open_penalty", self.open_penalty, 0.0, 1e6)
+        if self.oinit and self.init_std == 0.0:
+            raise ValueError("OINIT needs random initial weights (init_std > 0)")
         check_range("window", self.window, 2, 256)
         check_range("interval", self.interval, 1, 4096)
         if self.window > 2 * self.interval:
@@ -145,10 +158,13 @@ def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -
         block = theta[at:at + size].reshape(shape)
         if name in ("b", "Wo"):
             block[...] = 0.0
-        elif config.init == "orthogonal" and name in ("R", "Wmh"):
+        elif name in ("R", "Wmh") and (config.init == "orthogonal" or config.oinit):
             for k in range(shape[1] // n):  # each n x n block of (n, P)
                 square = np.ascontiguousarray(block[:, k * n:(k + 1) * n])
-                kernels.orthonormal_rows(square)
+                if config.init == "orthogonal":
+                    kernels.orthonormal_rows(square)
+                if config.oinit:
+                    oinit_matrix(square, config.oinit_rate)
                 block[:, k * n:(k + 1) * n] = square
         at += size
     return theta
@@ -167,10 +183,15 @@ class RNNModel(Model):
 
     def make_kernel(self) -> kernels.OnlineRNN:
         c = self.config
-        return kernels.OnlineRNN(c, self.cell, initial_theta(self.cell, c, self.alphabet_size,
-                                                             self.seed),
-                                 self.alphabet_size, make_experts(c.experts, self.alphabet,
-                                                                  self.seed))
+        theta = initial_theta(self.cell, c, self.alphabet_size, self.seed)
+        kernel = kernels.OnlineRNN(c, self.cell, theta, self.alphabet_size,
+                                   make_experts(c.experts, self.alphabet, self.seed))
+        self.initial_recurrent = recurrent_blocks(self.cell, kernel.parameters())
+        return kernel
+
+    def recurrent_matrices(self) -> dict[str, np.ndarray]:
+        """The dense recurrent n x n matrices now (copies), by name."""
+        return recurrent_blocks(self.cell, self.kernel.parameters())
 
     def parameter_count(self) -> int:
         return self.kernel.size
@@ -181,6 +202,18 @@ class RNNModel(Model):
     def stats(self) -> dict:
         return {**super().stats(), "training_steps": self.kernel.steps,
                 "parameters": self.kernel.size, "expert_weights": self.expert_weights()}
+
+
+def recurrent_blocks(cell: str, params: dict) -> dict[str, np.ndarray]:
+    """The n x n recurrent blocks: R's (one per pre-activation group) and the mLSTM's and
+    mRNN's Wmh."""
+    R = params["R"]
+    n = R.shape[0]
+    groups = ("Hin", "i", "f", "o") if cell != "mrnn" else ("h",)
+    out = {f"R[{g}]": R[:, k * n:(k + 1) * n].copy() for k, g in enumerate(groups)}
+    if "Wmh" in params:
+        out["Wmh"] = params["Wmh"].copy()
+    return out
 
 
 class LSTMModel(RNNModel):

@@ -30,6 +30,10 @@ from .training import encode, fit
 
 METHODS = ("glnn-qdh-rbpm", "glnn-qdh-ruop", "gnn-qdh-ruop", "rnn-qdh-qdruop", "rnn-dh-fb",
            "glnn-dh-fb", "rnn-dh-rms")  # the rows of 000 Table 1 that the issue asks for
+# Rows beyond the paper's: 003's ReLU RNN by path-SGD and by SGD, an LSTM with and without
+# 002's OINIT (batch NumPy training, seqzip.research.recurrent).
+RECURRENT_METHODS = ("relu-rnn-path-sgd", "relu-rnn-sgd", "lstm-adam", "lstm-adam-oinit")
+METHODS = METHODS + RECURRENT_METHODS
 
 PROBLEMS = ("insertions", "music", "anbn")
 PAPER = {  # 000 Table 1, cumulative regret in bits: alphabet, music, a^n b^n
@@ -83,7 +87,14 @@ def run_table(problems=PROBLEMS, methods=tuple(METHODS), *, budget: float = 600.
         for method in methods:
             if progress:
                 progress(f"{problem}: {method} ({budget:.0f} s)")
-            result = fit(method, train_x, valid_x, len(alphabet), budget, sizes, seed).summary()
+            if method in RECURRENT_METHODS:
+                from . import recurrent
+
+                result = recurrent.fit(method, train_x, valid_x, len(alphabet), budget, sizes,
+                                       seed).summary()
+            else:
+                result = fit(method, train_x, valid_x, len(alphabet), budget, sizes,
+                             seed).summary()
             rows.append(row(method, result.pop("validation_bits"), **result))
     return rows
 
@@ -94,14 +105,14 @@ def format_table(rows: list[dict]) -> str:
         >>> print(format_table([]).splitlines()[0].split()[0])
         problem
     """
-    head = (f"{'problem':<11} {'method':<16} {'valid bits':>11} {'true bits':>10} "
+    head = (f"{'problem':<11} {'method':<17} {'valid bits':>11} {'true bits':>10} "
             f"{'regret':>9} {'paper':>9}  best setting")
     lines = [head, "-" * len(head)]
     for r in rows:
         paper = f"{r['paper_regret_bits']:.1f}" if r["paper_regret_bits"] is not None else "-"
         setting = (f"N={r['n_units']} d={r['d']} step {r['best_step']}/{r['steps']}"
                    if "n_units" in r else r.get("variant", ""))
-        lines.append(f"{r['problem']:<11} {r['method']:<16} {r['validation_bits']:>11.1f} "
+        lines.append(f"{r['problem']:<11} {r['method']:<17} {r['validation_bits']:>11.1f} "
                      f"{r['true_bits']:>10.1f} {r['regret_bits']:>9.1f} {paper:>9}  {setting}")
     return "\n".join(lines)
 

@@ -189,3 +189,72 @@ def test_the_text_generator_is_unchanged():
 
     digest = hashlib.sha256(corpora.generate("text", 5000, seed=0).data).hexdigest()
     assert digest[:16] == "4d700fc49cef32f9"
+
+
+# --- the pathological problems of 002 Sect. III-A ----------------------------------------------
+
+class _Capped:
+    """Replays the enumerator's choices, with the noise choices (uniform over ``k`` options)
+    narrowed to their first ``cap[k]`` options so that the enumeration stays small; it counts
+    the bits each narrowed choice costs less than in the true model."""
+
+    def __init__(self, inner, cap):
+        self.inner, self.cap, self.saved = inner, cap, 0.0
+
+    def uniform(self, k):
+        if k in self.cap:
+            self.saved += math.log2(k / self.cap[k])
+            return self.inner.uniform(self.cap[k])
+        return self.inner.uniform(k)
+
+
+@pytest.mark.parametrize("task, t, cap, least", [
+    ("temporal-order", 20, {4: 1}, 16), ("temporal-order-3bit", 20, {4: 1}, 64),
+    ("adding", 10, {10: 2}, 4096), ("permutation", 10, {60: 2}, 1024)])
+def test_pathological_exact_on_tiny_instances(task, t, cap, least):
+    """Every line of a tiny instance, each with its probability: with the noise narrowed, the
+    true probability is the enumerated one times the narrowed choices' ratio."""
+    saved = {}
+
+    def program(choices):
+        capped = _Capped(choices, cap)
+        text = corpora.pathological_program(capped, 1, task, t)
+        saved[text] = capped.saved
+        return text
+
+    outputs = enumerate_program(program)
+    assert len(outputs) == least
+    assert sum(outputs.values()) == pytest.approx(1.0, abs=1e-12)
+    for text, probability in outputs.items():
+        assert corpora.pathological_bits(text, task, t) == pytest.approx(
+            -math.log2(probability) + saved[text], abs=1e-9), text
+
+
+@pytest.mark.parametrize("task", ["temporal-order", "temporal-order-3bit", "adding",
+                                  "permutation"])
+def test_pathological_generated_lines(task):
+    sample = corpora.generate(task, 30, seed=2)
+    assert sample.data == corpora.generate(task, 30, seed=2).data
+    assert 0 < sample.true_bits < math.inf
+    lines = sample.data.decode().splitlines()
+    assert len(lines) == 30
+    for line in lines:
+        inputs, target = line.split("=")
+        cls = corpora.pathological_target_class(task, target)
+        if task == "temporal-order":
+            relevant = [c for c in inputs if c in "XY"]
+            assert "".join(relevant) == target and 0 <= cls < 4
+        elif task == "adding":
+            marked = [int(inputs[i + 1]) for i in range(0, len(inputs), 2) if inputs[i] == "X"]
+            assert cls == sum(marked)
+        elif task == "permutation":
+            assert target == inputs[0]
+    broken = sample.data.replace(b"=", b"=Z", 1)
+    assert corpora.pathological_bits(broken.decode(), task) == math.inf
+
+
+def test_pathological_bad_arguments():
+    with pytest.raises(ValueError):
+        corpora.pathological_line(None, "nope", 20)
+    with pytest.raises(ValueError):
+        corpora.pathological_line(None, "adding", 5)

@@ -194,3 +194,71 @@ def test_megabyte_round_trip_every_level(cell, level, kind):
 def test_bad_configs_are_rejected(bad):
     with pytest.raises(ValueError):
         RNNConfig(**bad)
+
+
+# --- OINIT and OPEN (002 Sect. II) --------------------------------------------------------------
+
+def test_new_fields_keep_old_headers_and_serialisations():
+    """Configs that leave OINIT and OPEN at their defaults serialise as before the fields
+    existed, and such headers parse back to the old behaviour."""
+    from seqzip.models import config_from_bytes, config_to_bytes
+    from seqzip.models.lstm import MLSTMConfig
+
+    custom = MLSTMConfig(hidden=12, optimizer="riemannian", experts="order2")
+    data = config_to_bytes(custom)
+    names = [f.name for f in dataclasses.fields(MLSTMConfig)]
+    assert len(eval(data)) == len(names) - 3  # the JSON array of the old field set
+    assert config_from_bytes(MLSTMConfig, data) == custom
+    with_oinit = dataclasses.replace(custom, oinit=True, open_penalty=0.5)
+    data = config_to_bytes(with_oinit)
+    assert len(eval(data.replace(b"true", b"True"))) == len(names)
+    assert config_from_bytes(MLSTMConfig, data) == with_oinit
+    with pytest.raises(ValueError):
+        config_from_bytes(MLSTMConfig, b"[1,2]")
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_oinit_makes_every_recurrent_block_orthogonal(cell):
+    from seqzip.models.lstm import recurrent_blocks
+    from seqzip.reference.relu_rnn import orthogonality_loss
+
+    config = RNNConfig(hidden=16, oinit=True, experts="")
+    model = model_for_cell(cell, config, bytes(range(7)), seed=2)
+    blocks = recurrent_blocks(cell, model.kernel.parameters())
+    assert len(blocks) == {"lstm": 4, "mlstm": 5, "mrnn": 2}[cell]
+    assert all(orthogonality_loss(W) < 1e-6 for W in blocks.values())
+    plain = model_for_cell(cell, dataclasses.replace(config, oinit=False), bytes(range(7)), 2)
+    assert all(orthogonality_loss(W) > 1.0 for W in plain.recurrent_matrices().values())
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_open_penalty_joins_the_gradient(cell):
+    from seqzip.models.lstm import recurrent_blocks
+    from seqzip.reference.relu_rnn import orthogonality_gradient
+
+    kernel = trained_kernel(cell, open_penalty=0.7)
+    params = kernel.parameters()
+    plain = kernel.py_window_gradient()
+    penalised = kernel.py_penalised_gradient()
+    want = {name: np.zeros_like(v) for name, v in params.items()}
+    n = params["R"].shape[0]
+    for name, W in recurrent_blocks(cell, params).items():
+        if name == "Wmh":
+            want["Wmh"] -= 0.7 * orthogonality_gradient(W)
+        else:
+            k = list(recurrent_blocks(cell, params)).index(name)
+            want["R"][:, k * n:(k + 1) * n] -= 0.7 * orthogonality_gradient(W)
+    flat = np.concatenate([want[name].ravel() for name in kernel.layout()])
+    np.testing.assert_allclose(penalised - plain, flat, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_round_trip_with_oinit_and_open(cell):
+    data = corpora.generate("english", 3000, seed=4).data
+    config = dataclasses.replace(make_config(cell, 1), oinit=True, open_penalty=0.01)
+    import io
+
+    from seqzip import api
+    out = io.BytesIO()
+    api.compress_file(io.BytesIO(data), out, model=cell, config=config)
+    assert seqzip.decompress(out.getvalue()) == data
