@@ -40,6 +40,8 @@ from seqzip._kernels.detmath cimport det_log, det_softmax
 from seqzip._kernels.online cimport OnlineNetwork
 from seqzip._kernels.ortho cimport ortho_penalty, ortho_pretrain, ortho_residual
 
+from seqzip._core import put, take
+
 OPTIMIZERS = ("path-sgd", "sgd")
 
 
@@ -365,6 +367,34 @@ cdef class OnlineReLURNN(OnlineNetwork):
             for i in range(self.size):
                 th[i] = th[i] + rate * g[i]
         self.steps += 1
+
+    # ------------------------------------------------------------ the full state
+
+    def get_state(self):
+        """Parameters, the recurrent state, the window's saved states and the step count, on
+        top of ``OnlineNetwork.get_state`` (path-SGD keeps no optimiser state: kappa is
+        recomputed at every step)."""
+        state = OnlineNetwork.get_state(self)
+        for name, mv in self._arrays():
+            state[name] = np.array(mv)
+        state["relu_steps"] = np.array(self.steps, dtype=np.int64)
+        return state
+
+    def set_state(self, dict state):
+        OnlineNetwork.set_state(self, state)
+        steps = int(take(state, "relu_steps", np.int64, ()))
+        if steps < 0:
+            raise ValueError("model state holds a negative step count")
+        for name, mv in self._arrays():
+            put(mv, state, name)
+        self.steps = steps
+
+    def _arrays(self):
+        return [("theta", self.theta), ("grad", self.grad), ("kap", self.kap), ("h", self.h),
+                ("act", self.act), ("hs0", self.hs0), ("Wh", self.Wh), ("Wz", self.Wz),
+                ("Wp", self.Wp), ("dh", self.dh), ("dh_next", self.dh_next), ("dz", self.dz),
+                ("err", self.err), ("sq_h", self.sq_h), ("sq_d", self.sq_d),
+                ("sq_next", self.sq_next), ("drive", self.drive), ("out_grad", self.out_grad)]
 
     # ------------------------------------------------------------ test hooks
 
