@@ -38,7 +38,14 @@ def digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def signal_runs(runs: int, seed: int) -> dict:
+def _default_signals() -> None:
+    """A shell starts background jobs with SIGINT ignored, and seqzip keeps ignored signals
+    ignored (as nohup wants): give the child the default actions, as a terminal would."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def signal_runs(runs: int, seed: int, signals=("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
     rng = random.Random(seed)
     work = tempfile.mkdtemp(prefix="seqzip-faults-")
     data = corpora.generate("english", 400_000, seed=1).data
@@ -51,14 +58,14 @@ def signal_runs(runs: int, seed: int) -> dict:
     want = {source: digest(source), packed: digest(packed)}
     results = {}
     for direction in ("compress", "decompress"):
-        for signame in ("SIGINT", "SIGTERM", "SIGHUP"):
+        for signame in signals:
             bad, outputs = [], 0
             for i in range(runs):
                 out = os.path.join(work, "out")
                 args = (["compress", "--model", "cm", "-1", "-q", "-o", out, source]
                         if direction == "compress" else ["decompress", "-q", "-o", out, packed])
                 process = subprocess.Popen(SEQZIP + args, env=ENV, stderr=subprocess.DEVNULL,
-                                           start_new_session=True)
+                                           start_new_session=True, preexec_fn=_default_signals)
                 time.sleep(rng.uniform(0.0, 4.0))
                 try:
                     os.killpg(process.pid, getattr(signal, signame))
@@ -135,9 +142,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--big", type=int, default=0, help="MiB of the large input (0: none)")
+    parser.add_argument("--signals", default="SIGINT,SIGTERM,SIGHUP")
     args = parser.parse_args()
     if args.runs:
-        signal_runs(args.runs, args.seed)
+        signal_runs(args.runs, args.seed, args.signals.split(","))
     if args.big:
         big_run(args.big)
 
