@@ -86,7 +86,11 @@ def typical_speed(model: str, level: int) -> float:
 
 
 class UserError(click.ClickException):
-    """An error to report as one line, without a traceback; exit status 1."""
+    """An error to report as one line, without a traceback; exit status 1.
+
+        >>> UserError("book.txt.sqz already exists").message
+        'book.txt.sqz already exists'
+    """
 
     exit_code = 1
 
@@ -95,7 +99,11 @@ class UserError(click.ClickException):
 
 
 class Interrupted(BaseException):
-    """SIGINT, SIGTERM or SIGHUP arrived while something had to be cleaned up."""
+    """SIGINT, SIGTERM or SIGHUP arrived while something had to be cleaned up.
+
+        >>> Interrupted(signal.SIGTERM).signum == signal.SIGTERM
+        True
+    """
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -120,6 +128,13 @@ def ending_signals(cleanup: bool) -> Iterator[None]:
     once (the kernel's default action): right when nothing needs cleaning up or a janitor
     does it; worker processes end with their parent.  Signals someone set to be ignored
     (``nohup``) stay ignored.
+
+        >>> before = signal.getsignal(signal.SIGTERM)
+        >>> with ending_signals(cleanup=True):
+        ...     signal.getsignal(signal.SIGTERM) is _raise_interrupted or before is signal.SIG_IGN
+        True
+        >>> signal.getsignal(signal.SIGTERM) == before
+        True
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -158,7 +173,13 @@ def _check_levels(args: list[str]) -> None:
 
 
 class SeqzipGroup(click.Group):
-    """The commands, the gzip-style main command, and one exit path for every failure."""
+    """The commands, the gzip-style main command, and one exit path for every failure: a
+    one-line message and exit status 1, never a traceback.
+
+        >>> from click.testing import CliRunner
+        >>> CliRunner().invoke(cli, ["--version"]).output.startswith("seqzip")
+        True
+    """
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):
@@ -253,7 +274,12 @@ class _LevelsOption(click.Option):
 
 
 def level_options(func: Callable) -> Callable:
-    """Add -1 .. -9 and --level, all setting `level`."""
+    """Add -1 .. -9 and --level, all setting `level`.
+
+        >>> show = level_options(click.command()(lambda level: print(level)).callback)
+        >>> click.command()(show).main(["-9"], standalone_mode=False)
+        9
+    """
     for n in range(9, 0, -1):
         func = click.option(f"-{n}", "level", flag_value=n, type=int, hidden=n != 1,
                             cls=_LevelsOption if n == 1 else click.Option)(func)
@@ -268,6 +294,13 @@ def _check_suffix(ctx, param, value: str) -> str:
 
 
 def io_options(func: Callable) -> Callable:
+    """The gzip/zstd options of compress and decompress (-o, -c, -k, --rm, -f, -r, -S, -T, -q,
+    -v).
+
+        >>> names = [p.name for p in click.command()(io_options(lambda **kw: 0)).params]
+        >>> names[:3], len(names)
+        (['output', 'to_stdout', 'keep'], 10)
+    """
     options = [
         click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
                      help="Write to this path ('-' for stdout); one input only."),
@@ -298,7 +331,11 @@ def io_options(func: Callable) -> Callable:
 
 class SizeType(click.ParamType):
     """A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024), or
-    ``none`` for no limit."""
+    ``none`` for no limit.
+
+        >>> [SizeType().convert(v, None, None) for v in ("512", "1.5K", "2G", "none")]
+        [512, 1536, 2147483648, None]
+    """
 
     name = "SIZE"
     UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -316,7 +353,13 @@ class SizeType(click.ParamType):
 
 
 def limit_options(func: Callable) -> Callable:
-    """--max-memory and --max-length: what a stream may ask of the decoder (seqzip.Limits)."""
+    """--max-memory and --max-length: what a stream may ask of the decoder (seqzip.Limits).
+
+        >>> command = click.command()(limit_options(lambda max_memory, max_length: print(
+        ...     max_memory, max_length)))
+        >>> command.main(["--max-memory", "512M", "--max-length", "none"], standalone_mode=False)
+        536870912 None
+    """
     from .container import DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY
 
     func = click.option("--max-length", type=SizeType(), default=f"{DEFAULT_MAX_LENGTH >> 30}G",
@@ -329,6 +372,12 @@ def limit_options(func: Callable) -> Callable:
 
 
 def model_options(func: Callable) -> Callable:
+    """--model, --optimizer and --seed.
+
+        >>> command = click.command()(model_options(lambda **kw: print(sorted(kw.items()))))
+        >>> command.main(["--model", "order2"], standalone_mode=False)
+        [('model', 'order2'), ('optimizer', None), ('seed', 0)]
+    """
     func = click.option("--optimizer", default=None,
                         help="Training of the online network: path-sgd or sgd (relu-rnn), adam "
                              "or riemannian (lstm, mlstm, mrnn); default: the level's.")(func)
@@ -341,6 +390,12 @@ def model_options(func: Callable) -> Callable:
 
 
 def dict_option(func: Callable) -> Callable:
+    """--dict MODEL_FILE (stored as ``dictionary``).
+
+        >>> command = click.command()(dict_option(lambda dictionary: print(dictionary)))
+        >>> command.main(["--dict", "english.sqm"], standalone_mode=False)
+        english.sqm
+    """
     return click.option("--dict", "dictionary", type=click.Path(dir_okay=False), default=None,
                         help="Model file (.sqm, from 'seqzip train') to start coding from; "
                         "decompressing needs the same file.")(func)
@@ -360,7 +415,11 @@ def _load_dictionary(path: str | None):
 
 @dataclass
 class Settings:
-    """What the compress / decompress runs share."""
+    """What the compress / decompress runs share.
+
+        >>> Settings(level=9, threads=0).processes == (os.cpu_count() or 1)
+        True
+    """
 
     output: str | None = None
     to_stdout: bool = False
@@ -411,6 +470,14 @@ class Janitor:
     So SIGINT, SIGTERM and SIGHUP can keep their default action and end the run at once, even
     in the middle of a long frame of coding, and still leave nothing behind.  Where there is no
     ``fork``, ``active`` is false and the caller must clean up through signal handlers.
+
+        >>> import tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "partial")
+        >>> janitor = Janitor()
+        >>> janitor.watch(path); open(path, "w").close()
+        >>> janitor.release(path); janitor.close()  # released: the file stays
+        >>> os.path.exists(path)
+        True
     """
 
     def __init__(self) -> None:
@@ -524,7 +591,15 @@ def _alive(pid: int) -> bool:
 def remove_stale_temporaries(directory: str, name: str) -> list[str]:
     """Remove the temporary files a killed seqzip run left for output ``name`` in
     ``directory`` (after SIGKILL of the whole process group, nothing else could); files of a
-    process still running are left alone.  Returns the paths removed."""
+    process still running are left alone.  Returns the paths removed.
+
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> mine = os.path.join(d, _temporary_name("a.sqz", os.getpid(), "0" * 12))
+        >>> open(mine, "w").close()
+        >>> remove_stale_temporaries(d, "a.sqz"), os.path.exists(mine)  # this process lives
+        ([], True)
+    """
     pattern = re.compile(rf"^\.{re.escape(name)}\.(\d+)-[0-9a-f]{{12}}{re.escape(TMP_SUFFIX)}$")
     removed = []
     try:
@@ -616,6 +691,13 @@ def atomic_output(path: str, force: bool, like: str | None) -> Iterator[IO[bytes
     character device or FIFO is written into in place.  The output's mode follows the umask
     (0644 under 022) or, with ``like``, copies that file's mode and times, as gzip does.
     Worker processes (``-T``) end with their parent.
+
+        >>> import tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "out.sqz")
+        >>> with atomic_output(path, force=False, like=None) as out:
+        ...     _ = out.write(b"complete")
+        >>> open(path, "rb").read(), sorted(os.listdir(os.path.dirname(path)))
+        (b'complete', ['out.sqz'])
     """
     if os.path.isdir(path):
         raise UserError(f"{path} is a directory")
@@ -706,6 +788,11 @@ class Progress:
     at the measured rate (before the first count, at the model's typical ``rate``).  The line
     appears when the job is expected to take more than two seconds, or once it has; it is
     erased at the end, and the child exits when the pipe closes, whatever ends this process.
+
+        >>> with Progress("book.txt", 1000, 100.0, quiet=True) as bar:  # quiet: no child
+        ...     bar.update(600)
+        >>> bar.done
+        600
     """
 
     def __init__(self, label: str, total: float | None, rate: float, quiet: bool,
@@ -797,7 +884,17 @@ def _open_input(path: str) -> Iterator[IO[bytes]]:
 def expand_files(files: tuple[str, ...], recursive: bool,
                  wanted: Callable[[str], bool]) -> list[str]:
     """The inputs: with ``recursive``, each directory becomes the files under it (sorted, links
-    not followed) that ``wanted`` accepts; without, directories stay and fail later."""
+    not followed) that ``wanted`` accepts; without, directories stay and fail later.
+
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> for name in ("b.txt", "a.txt", "a.txt.sqz"):
+        ...     open(os.path.join(d, name), "w").close()
+        >>> [os.path.basename(p) for p in expand_files((d,), True, lambda p: p.endswith(".txt"))]
+        ['a.txt', 'b.txt']
+        >>> expand_files((), False, bool)  # no files: standard input
+        ['-']
+    """
     out: list[str] = []
     for path in files or ("-",):
         if path != "-" and recursive and os.path.isdir(path):
@@ -912,6 +1009,17 @@ def _summary(path: str, out_path: str | None, verb: str, original: int, compress
 
 
 def compress_files(files: tuple[str, ...], s: Settings) -> int:
+    """Compress each of ``files`` (``-``: stdin) as ``s`` says; return the exit status.
+
+        >>> import tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
+        >>> open(path, "wb").write(b"abracadabra " * 40)
+        480
+        >>> compress_files((path,), Settings(model="order2", quiet=True))
+        0
+        >>> os.path.exists(path + ".sqz")
+        True
+    """
     from . import api
 
     def name_output(path: str) -> str:
@@ -949,6 +1057,15 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
 
 
 def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) -> int:
+    """Decompress (or with ``test``, check) each of ``files``; return the exit status.
+
+        >>> import tempfile, seqzip
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt.sqz")
+        >>> open(path, "wb").write(seqzip.compress(b"hello " * 50, model="order2")) > 0
+        True
+        >>> decompress_files((path,), Settings(quiet=True)), open(path[:-4], "rb").read(12)
+        (0, b'hello hello ')
+    """
     from . import api
 
     def name_output(path: str) -> str:
@@ -1031,7 +1148,16 @@ def _describe_files(paths) -> tuple[list[dict], bool]:
 
 
 def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bool) -> int:
-    """``-l``: one line per file, as zstd -l shows them, and a total."""
+    """``-l``: one line per file, as zstd -l shows them, and a total.
+
+        >>> import tempfile, seqzip
+        >>> path = os.path.join(tempfile.mkdtemp(), "a.sqz")
+        >>> open(path, "wb").write(seqzip.compress(b"ab" * 500, model="order2")) > 0
+        True
+        >>> list_files((path,), False, ".sqz", as_json=False)  # doctest: +ELLIPSIS
+        Streams...
+        0
+    """
     reports, failed = _describe_files(expand_files(files, recursive,
                                                    lambda p: p.endswith(suffix)))
     if as_json:
@@ -1486,17 +1612,41 @@ def corpora_generate(name, count, seed, output, force, quiet) -> int:
 
 
 def main() -> None:
-    """Console entry point ``seqzip``."""
+    """Console entry point ``seqzip``.
+
+        >>> import subprocess
+        >>> run = subprocess.run([sys.executable, "-m", "seqzip.cli", "--version"],
+        ...                      capture_output=True, text=True)
+        >>> run.returncode, run.stdout.split()[0]
+        (0, 'seqzip')
+    """
     cli()
 
 
 def unseqzip_main() -> None:
-    """Console entry point ``unseqzip``: ``seqzip -d``."""
+    """Console entry point ``unseqzip``: ``seqzip -d``.
+
+        >>> import subprocess, tempfile, seqzip
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.sqz")
+        >>> open(path, "wb").write(seqzip.compress(b"xyz" * 9, model="order2")) > 0
+        True
+        >>> subprocess.run([sys.executable, "-c", "from seqzip.cli import unseqzip_main; "
+        ...                 "unseqzip_main()", path]).returncode, open(path[:-4]).read(6)
+        (0, 'xyzxyz')
+    """
     cli(args=["-d", *sys.argv[1:]], prog_name="unseqzip")
 
 
 def seqzipcat_main() -> None:
-    """Console entry point ``seqzipcat``: ``seqzip -dc``."""
+    """Console entry point ``seqzipcat``: ``seqzip -dc``.
+
+        >>> import subprocess, seqzip
+        >>> run = subprocess.run([sys.executable, "-c", "from seqzip.cli import seqzipcat_main; "
+        ...                       "seqzipcat_main()"], input=seqzip.compress(b"cat " * 3),
+        ...                      capture_output=True)
+        >>> run.stdout
+        b'cat cat cat '
+    """
     cli(args=["-d", "-c", *sys.argv[1:]], prog_name="seqzipcat")
 
 
