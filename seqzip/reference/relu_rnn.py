@@ -43,13 +43,26 @@ NAMES = ("E", "b", "R", "Wo")
 
 
 def shapes(n: int, A: int) -> dict[str, tuple[int, ...]]:
-    """Names and shapes of the parameters, in their order inside the kernel's flat vector."""
+    """Names and shapes of the parameters, in their order inside the kernel's flat vector.
+
+        >>> shapes(3, 4)
+        {'E': (4, 3), 'b': (3,), 'R': (3, 3), 'Wo': (4, 4)}
+        >>> list(shapes(3, 4)) == list(NAMES)  # the order of flatten
+        True
+    """
     return {"E": (A, n), "b": (n,), "R": (n, n), "Wo": (n + 1, A)}
 
 
 def initial_parameters(n: int, A: int, rng: np.random.Generator,
                        std: float = 0.1) -> dict[str, np.ndarray]:
-    """Normal input and recurrent weights, zero biases and output weights."""
+    """Normal input and recurrent weights, zero biases and output weights.
+
+        >>> p = initial_parameters(3, 4, np.random.default_rng(0))
+        >>> {name: value.shape for name, value in p.items()} == shapes(3, 4)
+        True
+        >>> bool((p["b"] == 0).all() and (p["Wo"] == 0).all() and (p["R"] != 0).all())
+        True
+    """
     p = {name: std * rng.standard_normal(shape) for name, shape in shapes(n, A).items()}
     p["b"][:] = 0.0
     p["Wo"][:] = 0.0
@@ -57,10 +70,28 @@ def initial_parameters(n: int, A: int, rng: np.random.Generator,
 
 
 def flatten(p: dict) -> np.ndarray:
+    """The parameters as one flat vector, in the order of :func:`shapes` (the kernel's layout).
+
+        >>> p = initial_parameters(3, 4, np.random.default_rng(0))
+        >>> theta = flatten(p)
+        >>> theta.shape == (sum(int(np.prod(s)) for s in shapes(3, 4).values()),)
+        True
+        >>> bool((theta[:12] == p["E"].ravel()).all())  # E first, row-major
+        True
+    """
     return np.concatenate([p[name].ravel() for name in NAMES])
 
 
 def unflatten(theta: np.ndarray, n: int, A: int) -> dict[str, np.ndarray]:
+    """The inverse of :func:`flatten`: a flat vector back to named arrays (copies).
+
+        >>> p = initial_parameters(3, 4, np.random.default_rng(0))
+        >>> theta = flatten(p)
+        >>> q = unflatten(theta, 3, 4)
+        >>> theta[:] = 0.0  # the arrays are copies, not views of theta
+        >>> all(np.array_equal(q[name], p[name]) for name in NAMES)
+        True
+    """
     out, at = {}, 0
     for name, shape in shapes(n, A).items():
         size = int(np.prod(shape))
@@ -71,7 +102,16 @@ def unflatten(theta: np.ndarray, n: int, A: int) -> dict[str, np.ndarray]:
 
 def forward(p: dict, h0: np.ndarray, x: np.ndarray,
             offset: np.ndarray | None = None) -> tuple[float, dict]:
-    """Window log-likelihood sum_j log p_j(x_j) (natural log) and the cache for backward."""
+    """Window log-likelihood sum_j log p_j(x_j) (natural log) and the cache for backward.
+
+        >>> p = initial_parameters(3, 4, np.random.default_rng(0))
+        >>> x = np.array([0, 1, 2, 3])
+        >>> loglik, cache = forward(p, np.zeros(3), x)
+        >>> bool(np.isclose(loglik, 4 * np.log(1 / 4)))  # zero output weights: uniform
+        True
+        >>> len(cache["hs"]), len(cache["probs"])  # h_0 .. h_3 predict x_1 .. x_4
+        (4, 4)
+    """
     hs, zs, probs = [np.asarray(h0, dtype=float)], [], []
     loglik = 0.0
     for j in range(len(x)):
@@ -90,7 +130,22 @@ def forward(p: dict, h0: np.ndarray, x: np.ndarray,
 
 
 def backward(p: dict, cache: dict) -> dict[str, np.ndarray]:
-    """Gradient of the window log-likelihood (truncated at the window's start state)."""
+    """Gradient of the window log-likelihood (truncated at the window's start state).
+
+    It agrees with central differences of :func:`forward` on every parameter:
+
+        >>> rng = np.random.default_rng(0)
+        >>> p = initial_parameters(3, 4, rng)
+        >>> p["Wo"] = 0.5 * rng.standard_normal(p["Wo"].shape)
+        >>> x, h0 = np.array([0, 1, 2, 3, 1]), np.zeros(3)
+        >>> grads = backward(p, forward(p, h0, x)[1])
+        >>> f = lambda theta: forward(unflatten(theta, 3, 4), h0, x)[0]
+        >>> theta, eps = flatten(p), 1e-6
+        >>> numeric = [(f(theta + eps * e) - f(theta - eps * e)) / (2 * eps)
+        ...            for e in np.eye(len(theta))]
+        >>> bool(np.allclose(numeric, flatten(grads), atol=1e-7))
+        True
+    """
     grads = {name: np.zeros_like(value) for name, value in p.items()}
     hs, zs, probs, x = cache["hs"], cache["zs"], cache["probs"], cache["x"]
     dh_next = np.zeros_like(hs[0])
@@ -112,7 +167,21 @@ def backward(p: dict, cache: dict) -> dict[str, np.ndarray]:
 
 def squared_network(p: dict, L: int) -> tuple[float, list, list]:
     """g(1) of the squared-weight network unrolled over L steps (= gamma^2, the path
-    regulariser), its states h~_0 .. h~_{L-1} and dg/dh~_t."""
+    regulariser), its states h~_0 .. h~_{L-1} and dg/dh~_t.
+
+    gamma^2 is invariant under rescaling a unit (in-weights x c, out-weights / c; 003 Thm. 1):
+
+        >>> rng = np.random.default_rng(0)
+        >>> p = initial_parameters(3, 4, rng)
+        >>> p["Wo"] = rng.standard_normal(p["Wo"].shape)
+        >>> g, hs, deltas = squared_network(p, 5)
+        >>> len(hs), len(deltas), bool(g > 0)
+        (5, 5, True)
+        >>> q = {name: value.copy() for name, value in p.items()}
+        >>> q["E"][:, 0] *= 2; q["R"][:, 0] *= 2; q["R"][0] /= 2; q["Wo"][1] /= 2
+        >>> bool(np.isclose(squared_network(q, 5)[0], g))
+        True
+    """
     sq = {name: value ** 2 for name, value in p.items()}
     drive = sq["b"] + sq["E"].sum(axis=0)  # bias and every input coordinate set to 1
     hs = [np.zeros(p["R"].shape[0])]
@@ -132,7 +201,25 @@ def squared_network(p: dict, L: int) -> tuple[float, list, list]:
 
 
 def kappa(p: dict, L: int) -> tuple[dict, dict]:
-    """(kappa^(1), kappa^(2)) per parameter for a window of L symbols (Theorem 3)."""
+    """(kappa^(1), kappa^(2)) per parameter for a window of L symbols (Theorem 3).
+
+    kappa^(1) is positive and is the derivative of g(1) with respect to a squared weight;
+    kappa^(2) concerns R alone:
+
+        >>> rng = np.random.default_rng(0)
+        >>> p = initial_parameters(3, 4, rng)
+        >>> p["Wo"] = rng.standard_normal(p["Wo"].shape)
+        >>> k1, k2 = kappa(p, 5)
+        >>> all(bool((k1[name] > 0).all()) for name in NAMES), bool((k1["Wo"][0] == 5).all())
+        (True, True)
+        >>> [name for name in NAMES if k2[name].any()]
+        ['R']
+        >>> q = {name: value.copy() for name, value in p.items()}
+        >>> q["E"][1, 2] = np.sqrt(p["E"][1, 2] ** 2 + 1e-6)  # E[1, 2]^2 up by 1e-6
+        >>> slope = (squared_network(q, 5)[0] - squared_network(p, 5)[0]) / 1e-6
+        >>> bool(np.isclose(slope, k1["E"][1, 2]))
+        True
+    """
     sq = {name: value ** 2 for name, value in p.items()}
     _, hs, deltas = squared_network(p, L)
     A = p["Wo"].shape[1]
@@ -161,7 +248,22 @@ def kappa(p: dict, L: int) -> tuple[dict, dict]:
 
 def path_sgd_step(p: dict, grads: dict, L: int, rate: float, second: bool = False,
                   floor: float = 1e-12) -> dict:
-    """Eq. 8 on the log-likelihood's gradient: p + rate * grad / kappa (ascent on loglik)."""
+    """Eq. 8 on the log-likelihood's gradient: p + rate * grad / kappa (ascent on loglik).
+
+    A small step raises the window's log-likelihood:
+
+        >>> rng = np.random.default_rng(0)
+        >>> p = initial_parameters(3, 4, rng)
+        >>> p["Wo"] = 0.1 * rng.standard_normal(p["Wo"].shape)
+        >>> x, h0 = np.array([0, 1, 2, 3, 1]), np.zeros(3)
+        >>> loglik, cache = forward(p, h0, x)
+        >>> q = path_sgd_step(p, backward(p, cache), len(x), rate=0.01)
+        >>> bool(forward(q, h0, x)[0] > loglik)
+        True
+        >>> q2 = path_sgd_step(p, backward(p, cache), len(x), rate=0.01, second=True)
+        >>> bool(forward(q2, h0, x)[0] > loglik)
+        True
+    """
     k1, k2 = kappa(p, L)
     return {name: p[name] + rate * grads[name] / np.maximum(
         k1[name] + (k2[name] if second else 0.0), floor) for name in p}
@@ -170,7 +272,14 @@ def path_sgd_step(p: dict, grads: dict, L: int, rate: float, second: bool = Fals
 # -- orthogonality (002 Sect. II) ----------------------------------------------------------------
 
 def orthogonality_loss(W: np.ndarray) -> float:
-    """||W W^T - I||_F^2 (eq. 16)."""
+    """||W W^T - I||_F^2 (eq. 16).
+
+        >>> Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((4, 4)))
+        >>> bool(orthogonality_loss(Q) < 1e-20)  # orthogonal: ~0
+        True
+        >>> orthogonality_loss(2 * np.eye(3))  # each diagonal entry of W W^T - I is 3
+        27.0
+    """
     D = W @ W.T - np.eye(W.shape[0])
     return float((D * D).sum())
 
@@ -178,7 +287,17 @@ def orthogonality_loss(W: np.ndarray) -> float:
 def orthogonality_gradient(W: np.ndarray) -> np.ndarray:
     """d ||W W^T - I||_F^2 / dW = 4 (W W^T - I) W (the penalty term of eq. 31, written there
     as W (W W^T - I); for a square W the two losses ||W W^T - I|| and ||W^T W - I|| are equal
-    and this is the gradient of both)."""
+    and this is the gradient of both).
+
+        >>> W = 0.5 * np.random.default_rng(0).standard_normal((3, 3))
+        >>> numeric = [(orthogonality_loss(W + 1e-6 * D) - orthogonality_loss(W - 1e-6 * D))
+        ...            / 2e-6 for D in np.eye(9).reshape(9, 3, 3)]
+        >>> bool(np.allclose(numeric, orthogonality_gradient(W).ravel(), atol=1e-6))
+        True
+        >>> Q, _ = np.linalg.qr(W)
+        >>> bool(np.allclose(orthogonality_gradient(Q), 0.0))  # zero at an orthogonal matrix
+        True
+    """
     return 4.0 * (W @ W.T - np.eye(W.shape[0])) @ W
 
 

@@ -129,7 +129,20 @@ def _window_gradient(kind: str, p: dict, h0, c0, X: np.ndarray, Y: np.ndarray):
 
 
 def score_bits(kind: str, p: dict, x: np.ndarray, A: int) -> float:
-    """Validation bits of ``x`` from the zero state, with 000's uniform mixing."""
+    """Validation bits of ``x`` from the zero state, with 000's uniform mixing.
+
+    Zero output weights predict uniformly; the mixing bounds any model's cost of symbol t by
+    log2(A (t + 2)):
+
+        >>> rng = np.random.default_rng(0)
+        >>> p = ref.initial_parameters(4, 3, rng)  # a ReLU RNN, Wo = 0
+        >>> x = np.array([0, 1, 2, 1, 0])
+        >>> bool(np.isclose(score_bits("relu", p, x, 3), 5 * np.log2(3)))
+        True
+        >>> p["Wo"] = 10 * rng.standard_normal(p["Wo"].shape)
+        >>> bool(score_bits("relu", p, x, 3) <= sum(np.log2(3 * (t + 2)) for t in range(5)))
+        True
+    """
     n = p["R"].shape[0]
     h, c = np.zeros((1, n)), np.zeros((1, n))
     bits = 0.0
@@ -143,6 +156,15 @@ def score_bits(kind: str, p: dict, x: np.ndarray, A: int) -> float:
 
 @dataclass
 class FitResult:
+    """What :func:`fit` returns: the best parameters, their validation bits, the run's size
+    and cost, and the (step, bits) trajectory of the validation checks.
+
+        >>> r = FitResult("relu-rnn-sgd", {}, 12.5, n_units=8, steps=100, best_step=50,
+        ...               seconds=0.5)
+        >>> r.trajectory, r.summary()["settings"]
+        ([], [(8, 8, 100, 12.5)])
+    """
+
     method: str
     params: dict
     validation_bits: float
@@ -166,7 +188,19 @@ def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: in
     parameters of best validation bits.  One size (the first of ``sizes``, default 32 units):
     the budgets here are too small for the GLNN rows' scan.  Each step is one window of
     ``window`` symbols on ``streams`` parallel streams of the training sequence (state
-    carried across windows); path-SGD divides by kappa for that window length (eq. 8)."""
+    carried across windows); path-SGD divides by kappa for that window length (eq. 8).
+
+    The kept parameters are never worse than the start (step 0 of the trajectory):
+
+        >>> x = np.array([0, 1, 2] * 40, dtype=np.int64)
+        >>> r = fit("relu-rnn-sgd", x, x[:30], 3, budget=0.05, sizes=[4], eval_every=5)
+        >>> r.n_units, r.best_step <= r.steps, r.validation_bits <= r.trajectory[0][1]
+        (4, True, True)
+        >>> fit("rnn", x, x[:30], 3, budget=0.05)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown method 'rnn'; choose from relu-rnn-path-sgd, ...
+    """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     kind, optimizer, oinit = METHODS[method]
@@ -230,7 +264,18 @@ VARIANTS = ("srnn", "srnn-oinit", "srnn-open")
 
 
 def pathological_batch(task: str, t: int, size: int, rng: np.random.Generator):
-    """(inputs (size, t) as indices of the task's symbols, targets (size,) class indices)."""
+    """(inputs (size, t) as indices of the task's symbols, targets (size,) class indices).
+
+    In temporal order each line holds two of X, Y (indices 4, 5); the class reads them as
+    binary digits in order:
+
+        >>> X, y = pathological_batch("temporal-order", 10, 5, np.random.default_rng(0))
+        >>> X.shape, y.shape
+        ((5, 10), (5,))
+        >>> marks = [[s - 4 for s in row if s >= 4] for row in X]
+        >>> all(len(m) == 2 and 2 * m[0] + m[1] == c for m, c in zip(marks, y))
+        True
+    """
     from .. import corpora
 
     sampler = corpora.Sampler(rng)
@@ -245,7 +290,17 @@ def pathological_batch(task: str, t: int, size: int, rng: np.random.Generator):
 
 def srnn_initial(n_in: int, n: int, n_out: int, rng: np.random.Generator,
                  oinit: bool = False) -> dict:
-    """Normalised (Glorot) uniform initialisation [002 ref. 2], OINIT on Whh if asked."""
+    """Normalised (Glorot) uniform initialisation [002 ref. 2], OINIT on Whh if asked.
+
+        >>> p = srnn_initial(6, 8, 4, np.random.default_rng(0))
+        >>> {name: value.shape for name, value in p.items()}
+        {'Wxh': (6, 8), 'Whh': (8, 8), 'bh': (8,), 'Why': (8, 4), 'by': (4,)}
+        >>> bool(np.abs(p["Wxh"]).max() <= np.sqrt(6 / (6 + 8)))
+        True
+        >>> q = srnn_initial(6, 8, 4, np.random.default_rng(0), oinit=True)
+        >>> bool(ref.orthogonality_loss(q["Whh"]) < 1e-6)
+        True
+    """
     def glorot(a, b):
         r = math.sqrt(6.0 / (a + b))
         return rng.uniform(-r, r, (a, b))
@@ -259,7 +314,22 @@ def srnn_initial(n_in: int, n: int, n_out: int, rng: np.random.Generator,
 
 def srnn_gradient(p: dict, X: np.ndarray, y: np.ndarray, penalty: float = 0.0):
     """Mean cross-entropy of the last step's softmax and its gradient (BPTT through all of
-    X); with ``penalty`` the OPEN term lam * 4 (W W^T - I) W joins Whh's gradient (eq. 31)."""
+    X); with ``penalty`` the OPEN term lam * 4 (W W^T - I) W joins Whh's gradient (eq. 31).
+
+        >>> rng = np.random.default_rng(0)
+        >>> p = srnn_initial(6, 5, 4, rng)
+        >>> X, y = rng.integers(0, 6, (3, 7)), rng.integers(0, 4, 3)
+        >>> loss, g = srnn_gradient(p, X, y)
+        >>> up, down = dict(p, Whh=p["Whh"].copy()), dict(p, Whh=p["Whh"].copy())
+        >>> up["Whh"][1, 2] += 1e-6; down["Whh"][1, 2] -= 1e-6
+        >>> numeric = (srnn_gradient(up, X, y)[0] - srnn_gradient(down, X, y)[0]) / 2e-6
+        >>> bool(np.isclose(numeric, g["Whh"][1, 2], atol=1e-8))
+        True
+        >>> _, g_open = srnn_gradient(p, X, y, penalty=0.5)
+        >>> bool(np.allclose(g_open["Whh"] - g["Whh"],
+        ...                  0.5 * ref.orthogonality_gradient(p["Whh"])))
+        True
+    """
     B, T = X.shape
     n = p["Whh"].shape[0]
     h = np.zeros((B, n))
@@ -287,6 +357,13 @@ def srnn_gradient(p: dict, X: np.ndarray, y: np.ndarray, penalty: float = 0.0):
 
 
 def srnn_error(p: dict, X: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of the lines of X whose last step's argmax class is not y.
+
+        >>> p = srnn_initial(6, 5, 4, np.random.default_rng(0))
+        >>> p["Why"][:] = 0.0; p["by"][2] = 1.0  # always says class 2
+        >>> srnn_error(p, np.zeros((4, 10), dtype=np.int64), np.array([2, 2, 0, 1]))
+        0.5
+    """
     n = p["Whh"].shape[0]
     h = np.zeros((X.shape[0], n))
     for t in range(X.shape[1]):
@@ -342,7 +419,15 @@ def solve_pathological(task: str, t: int, variant: str, *, iterations: int = 200
 def longest_solved(task: str, variant: str, *, start: int = 10, step: int = 10,
                    limit: int = 200, **kw) -> tuple[int, list[dict]]:
     """002's protocol: from T = ``start``, raise T by ``step`` while the network solves it;
-    returns the longest T solved (0: none) and every run."""
+    returns the longest T solved (0: none) and every run.
+
+    One length only, on a tiny network:
+
+        >>> best, runs = longest_solved("temporal-order", "srnn", start=10, limit=10,
+        ...                             iterations=20, hidden=4, test_size=20, check_every=20)
+        >>> len(runs), best == (10 if runs[0]["solved"] else 0)
+        (1, True)
+    """
     runs, best = [], 0
     for t in range(start, limit + 1, step):
         r = solve_pathological(task, t, variant, **kw)
@@ -361,7 +446,14 @@ MODEL_FILE_MAGIC = "seqzip-recurrent-1"
 def train_bytes(data: bytes, validation: bytes | None = None, *, method: str, budget: float,
                 units: int | None = None, seed: int = 0) -> tuple[FitResult, list[int], int]:
     """``seqzip train --method relu-rnn-path-sgd`` and the others of ``METHODS``: as
-    :func:`seqzip.research.training.train_bytes` (the last 10% held out when no validation)."""
+    :func:`seqzip.research.training.train_bytes` (the last 10% held out when no validation).
+
+        >>> data = b"abcab" * 30
+        >>> result, alphabet, n_valid = train_bytes(data, method="relu-rnn-sgd", budget=0.05,
+        ...                                         units=4)
+        >>> alphabet == sorted(set(data)), n_valid == len(data) // 10, result.n_units
+        (True, True, 4)
+    """
     from .training import encode
 
     if validation is None:
@@ -376,7 +468,18 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str, bu
 
 
 def save_model(path, result: FitResult, alphabet: list[int], info: dict) -> str:
-    """A .sqm file (numpy .npz, no pickles) holding the parameters; returns its SHA-256."""
+    """A .sqm file (numpy .npz, no pickles) holding the parameters; returns its SHA-256.
+
+        >>> import hashlib, os, tempfile
+        >>> params = ref.initial_parameters(4, 3, np.random.default_rng(0))
+        >>> r = FitResult("relu-rnn-sgd", params, 9.0, 4, 10, 10, 0.1)
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "model.sqm")
+        ...     digest = save_model(path, r, [97, 98, 99], {"budget": 1.0})
+        ...     with open(path, "rb") as f:
+        ...         print(hashlib.sha256(f.read()).hexdigest() == digest)
+        True
+    """
     import hashlib
     import io
     import json
@@ -396,7 +499,27 @@ def save_model(path, result: FitResult, alphabet: list[int], info: dict) -> str:
 
 
 def load_model(path) -> tuple[str, dict, list[int], dict]:
-    """(method, parameters, alphabet, info) of a file from :func:`save_model`."""
+    """(method, parameters, alphabet, info) of a file from :func:`save_model`.
+
+        >>> import os, tempfile
+        >>> params = ref.initial_parameters(4, 3, np.random.default_rng(0))
+        >>> r = FitResult("relu-rnn-sgd", params, 9.0, 4, 10, 10, 0.1)
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "model.sqm")
+        ...     _ = save_model(path, r, [97, 98, 99], {"budget": 1.0})
+        ...     method, loaded, alphabet, info = load_model(path)
+        ...     with open(path, "wb") as f:
+        ...         _ = f.write(b"not a model")
+        ...     try:
+        ...         load_model(path)
+        ...     except ValueError:
+        ...         print("rejected")
+        rejected
+        >>> method, alphabet, info
+        ('relu-rnn-sgd', [97, 98, 99], {'budget': 1.0})
+        >>> all(np.array_equal(loaded[name], params[name]) for name in params)
+        True
+    """
     import json
 
     try:
