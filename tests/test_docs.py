@@ -41,7 +41,8 @@ LIBRARY = ["seqzip.api", "seqzip.predictor", "seqzip.bench", "seqzip.coder", "se
            "seqzip.models.glnn", "seqzip.models.lstm", "seqzip.models.order2",
            "seqzip.research.dictionary", "seqzip.research.training", "seqzip.research.protocol",
            "seqzip.corpora", "seqzip.research.table1", "seqzip.research.glnn",
-           "seqzip.reference.glnn", "seqzip.reference.lstm", "seqzip.reference.context"]
+           "seqzip.reference.glnn", "seqzip.reference.lstm", "seqzip.reference.context",
+           "seqzip.cli", "seqzip.reference.relu_rnn", "seqzip.research.recurrent"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
