@@ -15,7 +15,7 @@ import os
 import platform
 from concurrent.futures import ProcessPoolExecutor
 
-from seqzip import table1
+from seqzip.research import table1
 
 
 def one(args):

@@ -1073,7 +1073,7 @@ class _BenchProgress:
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
               help="Validation file for early stopping (default: the last 10% of the input).")
 @click.option("--method", default="glnn-qdh-rbpm", show_default=True,
-              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb.")
+              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb, hmm-em.")
 @click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
               help="CPU seconds for the whole scan.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
@@ -1085,7 +1085,8 @@ class _BenchProgress:
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 def train(files, output, validation_path, method, budget, units, connectivity, seed,
           force, quiet) -> int:
-    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2) and save it."""
+    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2), or an HMM by EM
+    (000 footnote 16), and save it."""
     import pathlib
 
     from .research import training
