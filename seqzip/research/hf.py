@@ -178,22 +178,25 @@ def backward(kind: str, p: dict, cache: Cache, dlogits: np.ndarray,
     Wo1 = p["Wo"][1:]
     grads["Wo"][0] = dlogits.sum(axis=(0, 1))
     grads["Wo"][1:] = H.reshape(L * B, n).T @ dlogits.reshape(L * B, -1)
+    A = p["Wo"].shape[1]
     DZ = np.empty((max(L - 1, 0), B, P))
+    onehot = np.eye(A)[X[:, :-1].T]  # (L-1, B, A): sums over symbols as matrix products
     dh_next, dc_next = np.zeros((B, n)), np.zeros((B, n))
     for j in range(L - 1, 0, -1):
         dh = dlogits[j] @ Wo1.T + dh_next
         if dh_extra is not None:
             dh = dh + dh_extra[j]
         s = steps[j - 1]
-        dh_next, dc_next, DZ[j - 1] = _step_backward(kind, p, s, dh, dc_next, grads)
+        dh_next, dc_next, DZ[j - 1] = _step_backward(kind, p, s, dh, dc_next, grads,
+                                                     onehot[j - 1])
     if L > 1:
         DZf = DZ.reshape(-1, P)
         grads["b"] = DZf.sum(axis=0)
-        np.add.at(grads["E"], X[:, :-1].T.ravel(), DZf)
+        grads["E"] = onehot.reshape(-1, A).T @ DZf
     return grads
 
 
-def _step_backward(kind, p, s, dh, dc, grads):
+def _step_backward(kind, p, s, dh, dc, grads, onehot):
     if kind in ("rnn", "mrnn"):
         dz = dh * (1.0 - s["h"] ** 2)
         dc_prev = dc
@@ -209,7 +212,7 @@ def _step_backward(kind, p, s, dh, dc, grads):
     dr = dz @ p["R"].T
     if ref.multiplicative(kind):
         du = dr * s["v"]
-        np.add.at(grads["Wmi"], s["x"], dr * s["u"])
+        grads["Wmi"] += onehot.T @ (dr * s["u"])
         grads["Wmh"] += s["h_prev"].T @ du
         dh_prev = du @ p["Wmh"].T
     else:
@@ -606,6 +609,7 @@ class FitResult:
     steps: int = 0
     seconds: float = 0.0
     optimizer: str = "hf"
+    log: list = field(default_factory=list)  # HF: per-iteration CG and damping details
 
 
 def fit(kind: str, data: np.ndarray, validation: np.ndarray, *, alphabet_size: int,
@@ -654,9 +658,9 @@ def fit(kind: str, data: np.ndarray, validation: np.ndarray, *, alphabet_size: i
                 break
             history.append((spent, bpc))
             if progress:
-                progress(spent, bpc)
+                progress(spent, bpc, trainer.log[-1] if optimizer == "hf" else None)
             if bpc < best_bpc:
                 best_bpc, best_theta = bpc, trainer.theta.copy()
     params = {k: v.copy() for k, v in unflatten(best_theta, kind, n_units, alphabet_size).items()}
     return FitResult(kind, n_units, alphabet_size, params, best_bpc, history, trainer.steps,
-                     spent, optimizer)
+                     spent, optimizer, getattr(trainer, "log", []))
