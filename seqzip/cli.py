@@ -1073,7 +1073,8 @@ class _BenchProgress:
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
               help="Validation file for early stopping (default: the last 10% of the input).")
 @click.option("--method", default="glnn-qdh-rbpm", show_default=True,
-              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb, hmm-em.")
+              help="Model and training method, e.g. glnn-qdh-rbpm, gnn-qdh-ruop, rnn-dh-fb, "
+                   "hmm-em, or rnn / lstm / mrnn / mlstm (with --optimizer).")
 @click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
               help="CPU seconds for the whole scan.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
@@ -1081,12 +1082,16 @@ class _BenchProgress:
 @click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
               help="Incoming edges per unit, self-loop included (default: 3 and semi-sparse).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
+@click.option("--optimizer", type=click.Choice(["adam", "hf"]), default=None,
+              help="For --method rnn, lstm, mrnn or mlstm: BPTT + Adam (default) or "
+                   "Hessian-free (001 Sect. 3.3).")
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 def train(files, output, validation_path, method, budget, units, connectivity, seed,
-          force, quiet) -> int:
-    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2), or an HMM by EM
-    (000 footnote 16), and save it."""
+          optimizer, force, quiet) -> int:
+    """Fit a GLNN, GNN or RNN to FILES with Ollivier's training (000 Sect. 2), an HMM by EM
+    (000 footnote 16), or a plain RNN, LSTM, mRNN or mLSTM (--method rnn|lstm|mrnn|mlstm) by
+    Adam or Hessian-free (--optimizer), and save it."""
     import pathlib
 
     from .research import training
@@ -1095,6 +1100,13 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
         raise UserError(f"{output} already exists (use -f to overwrite)")
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
+    from .research import hf
+
+    if method in hf.KINDS:
+        return _train_recurrent(data, validation, output, method, optimizer or "adam", budget,
+                                units, seed, force, quiet)
+    if optimizer is not None:
+        raise UserError(f"--optimizer applies to --method {', '.join(hf.KINDS)}")
     # The scan stops at its CPU budget: the line shows the budget spent.
     with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
         try:
@@ -1112,6 +1124,26 @@ def train(files, output, validation_path, method, budget, units, connectivity, s
                f"validation {result.validation_bits:.1f} bits "
                f"({result.validation_bits / n_validation:.4f} per byte), "
                f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]}", err=True)
+    return 0
+
+
+def _train_recurrent(data, validation, output, kind, optimizer, budget, units, seed, force,
+                     quiet) -> int:
+    from .research import hf, training
+
+    with Progress(f"train {kind} ({optimizer})", budget, 1.0, quiet, unit="seconds"):
+        try:
+            result, alphabet, n_validation = hf.fit_bytes(
+                data, validation, kind=kind, optimizer=optimizer, budget=budget, units=units,
+                seed=seed)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    summary = result.summary()
+    with atomic_output(output, force, like=None) as dst:
+        digest = training.save_model(dst, result.network, alphabet, {"method": kind, **summary})
+    click.echo(f"{output}: {kind} ({optimizer}), {result.n_units} units, validation "
+               f"{result.validation_bpc * n_validation:.1f} bits ({result.validation_bpc:.4f} "
+               f"per byte), {result.seconds:.1f} CPU s, sha256 {digest[:16]}", err=True)
     return 0
 
 

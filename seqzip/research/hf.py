@@ -596,6 +596,32 @@ class AdamTrainer:
 
 
 @dataclass
+class Recurrent:
+    """A trained recurrent model: ``kind`` and the reference's parameter dict.
+
+    >>> m = Recurrent("rnn", ref.initial_parameters("rnn", 2, 3, np.random.default_rng(0)))
+    >>> m.n_units, m.alphabet_size, round(m.bits(np.array([0, 1, 2])), 3)  # zero Wo: uniform
+    (2, 3, 4.755)
+    """
+
+    kind: str
+    params: dict
+
+    @property
+    def n_units(self) -> int:
+        return self.params["R"].shape[0]
+
+    @property
+    def alphabet_size(self) -> int:
+        return self.params["Wo"].shape[1]
+
+    def bits(self, x: np.ndarray, streams: int = 1) -> float:
+        """Bits of ``x`` coded from the zero state (see :func:`validation_bits`)."""
+        return validation_bits(self.kind, flatten(self.params, self.kind), self.n_units,
+                               self.alphabet_size, x, streams)
+
+
+@dataclass
 class FitResult:
     """A trained model: ``params`` in the reference layout, the validation history as
     (training CPU seconds, validation bits per symbol) and the best point's index."""
@@ -610,6 +636,14 @@ class FitResult:
     seconds: float = 0.0
     optimizer: str = "hf"
     log: list = field(default_factory=list)  # HF: per-iteration CG and damping details
+
+    @property
+    def network(self) -> Recurrent:
+        return Recurrent(self.kind, self.params)
+
+    def summary(self) -> dict:
+        return {"validation_bits_per_symbol": self.validation_bpc, "n_units": self.n_units,
+                "optimizer": self.optimizer, "steps": self.steps, "seconds": self.seconds}
 
 
 def fit(kind: str, data: np.ndarray, validation: np.ndarray, *, alphabet_size: int,
@@ -664,3 +698,35 @@ def fit(kind: str, data: np.ndarray, validation: np.ndarray, *, alphabet_size: i
     params = {k: v.copy() for k, v in unflatten(best_theta, kind, n_units, alphabet_size).items()}
     return FitResult(kind, n_units, alphabet_size, params, best_bpc, history, trainer.steps,
                      spent, optimizer, getattr(trainer, "log", []))
+
+
+def fit_bytes(data: bytes, validation: bytes | None = None, *, kind: str = "mlstm",
+              optimizer: str = "hf", budget: float = 60.0, units: int | None = None,
+              seed: int = 0, seq_len: int = 100) -> tuple[FitResult, list[int], int]:
+    """The library call behind ``seqzip train --method KIND --optimizer hf|adam``: as
+    :func:`seqzip.research.training.train_bytes` (the last 10% of ``data`` validates when no
+    ``validation`` is given; the alphabet is the sorted bytes of both), for the recurrent kinds.
+
+    Raises:
+        ValueError: unknown kind or optimizer, too little data.
+
+    >>> result, alphabet, n = fit_bytes(b"abcab" * 100, kind="rnn", budget=0.5, units=4,
+    ...                                 seq_len=20)
+    >>> alphabet, n, result.network.kind
+    ([97, 98, 99], 50, 'rnn')
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown model {kind!r}; choose from {', '.join(KINDS)}")
+    if validation is None:
+        cut = len(data) - max(1, len(data) // 10)
+        data, validation = data[:cut], data[cut:]
+    if len(data) < 2 or not validation:
+        raise ValueError("not enough data to train on")
+    alphabet = sorted(set(data) | set(validation))
+    lut = np.zeros(256, dtype=np.int64)
+    lut[alphabet] = np.arange(len(alphabet))
+    seq_len = max(2, min(seq_len, len(data)))
+    result = fit(kind, lut[np.frombuffer(data, np.uint8)], lut[np.frombuffer(validation, np.uint8)],
+                 alphabet_size=len(alphabet), n_units=units or 64, budget=budget, seed=seed,
+                 optimizer=optimizer, seq_len=seq_len)
+    return result, alphabet, len(validation)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .glnn import FastNetwork, TrainConfig, Trainer, score_bits
+from .hf import KINDS as RECURRENT_KINDS, Recurrent
 from .hmm import HMM, EMTrainer
 
 METHODS = {  # name: (model, writing method, transition method)
@@ -176,16 +177,21 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
 # -- model files --------------------------------------------------------------------------------
 
 
-def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> str:
+def save_model(path, network: FastNetwork | HMM | Recurrent, alphabet: list[int],
+               info: dict) -> str:
     """Write a .sqm model file (numpy .npz, no pickles) to a path or binary file object;
     return its SHA-256."""
     meta = {"magic": MODEL_FILE_MAGIC, "kind": network.kind,
             "activation": getattr(network, "activation", None),
             "alphabet": list(map(int, alphabet)), "info": info}
+    if isinstance(network, Recurrent):  # "rnn" names Ollivier's RNN too
+        meta["family"] = "recurrent"
     arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
     if isinstance(network, HMM):
         arrays.update(initial=network.initial_distribution, transition=network.transition,
                       emission=network.emission)
+    elif isinstance(network, Recurrent):  # the reference layout of seqzip.reference.lstm
+        arrays.update({f"p_{name}": value for name, value in network.params.items()})
     else:
         arrays.update(sources=network.sources, w=network.w, tau=network.tau, V0=network.V0)
         if network.rho is not None:
@@ -201,7 +207,8 @@ def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> s
     return hashlib.sha256(data).hexdigest()
 
 
-def load_model(path: str | os.PathLike) -> tuple[FastNetwork | HMM, list[int], dict]:
+def load_model(path: str | os.PathLike) -> tuple[FastNetwork | HMM | Recurrent, list[int],
+                                                 dict]:
     """Read a .sqm file; raises ValueError when it is not one."""
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -210,6 +217,9 @@ def load_model(path: str | os.PathLike) -> tuple[FastNetwork | HMM, list[int], d
                 raise ValueError("not a seqzip model file")
             if meta["kind"] == "hmm":
                 net = HMM(z["initial"], z["transition"], z["emission"])
+            elif meta.get("family") == "recurrent" and meta["kind"] in RECURRENT_KINDS:
+                net = Recurrent(meta["kind"], {name[2:]: z[name] for name in z.files
+                                               if name.startswith("p_")})
             else:
                 net = FastNetwork(meta["kind"], z["sources"], z["w"], z["tau"], z["V0"],
                                   z["rho"] if "rho" in z.files else None, meta["activation"])

@@ -170,3 +170,29 @@ def test_fit_hf_and_adam_return_reference_parameters():
         hf.fit("gru", x, x, alphabet_size=5, n_units=3, budget=1)
     with pytest.raises(ValueError):
         hf.sequences(x[:5], 30)
+
+
+@pytest.mark.parametrize("optimizer,kind", [("hf", "mlstm"), ("adam", "rnn")])
+def test_cli_train_recurrent(tmp_path, optimizer, kind):
+    from click.testing import CliRunner
+
+    from seqzip.cli import cli
+    from seqzip.research import training
+
+    path = tmp_path / "text.txt"
+    path.write_bytes(b"the cat sat on the mat. " * 40)
+    out = tmp_path / "m.sqm"
+    result = CliRunner().invoke(cli, ["train", str(path), "-o", str(out), "--method", kind,
+                                      "--optimizer", optimizer, "--units", "4", "--budget",
+                                      "0.5"])
+    assert result.exit_code == 0, result.output
+    model, alphabet, info = training.load_model(out)
+    # a plain "rnn" file loads as the recurrent family, not as Ollivier's RNN
+    assert isinstance(model, hf.Recurrent) and model.kind == kind and model.n_units == 4
+    assert info["optimizer"] == optimizer
+    valid = training.encode(path.read_bytes()[-96:], alphabet)
+    assert model.bits(valid, streams=4) / len(valid) == pytest.approx(
+        info["validation_bits_per_symbol"])
+    bad = CliRunner().invoke(cli, ["train", str(path), "-o", str(tmp_path / "x.sqm"),
+                                   "--method", "glnn-qdh-rbpm", "--optimizer", "hf"])
+    assert bad.exit_code == 1 and "--optimizer applies to" in bad.output
