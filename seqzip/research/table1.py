@@ -52,8 +52,10 @@ def problem_data(problem: str, seed: int, n_blocks: int | None = None):
 
 def run_table(problems=PROBLEMS, methods=tuple(METHODS), *, budget: float = 600.0,
               seed: int = 0, sizes: list[int] | None = None, n_blocks: int | None = None,
-              progress=None) -> list[dict]:
-    """Rows of (problem, method, validation bits, regret, paper regret, details)."""
+              progress=None, fit_options: dict | None = None) -> list[dict]:
+    """Rows of (problem, method, validation bits, regret, paper regret, details);
+    ``fit_options`` go to :func:`seqzip.research.training.fit` (``eval_every``,
+    ``config_options``)."""
     rows = []
     for problem in problems:
         train, valid, alphabet = problem_data(problem, seed, n_blocks)
@@ -73,7 +75,8 @@ def run_table(problems=PROBLEMS, methods=tuple(METHODS), *, budget: float = 600.
         for method in methods:
             if progress:
                 progress(f"{problem}: {method} ({budget:.0f} s)")
-            result = fit(method, train_x, valid_x, len(alphabet), budget, sizes, seed).summary()
+            result = fit(method, train_x, valid_x, len(alphabet), budget, sizes, seed,
+                         **(fit_options or {})).summary()
             rows.append(row(method, result.pop("validation_bits"), **result))
     return rows
 

@@ -96,8 +96,13 @@ class FitResult:
 
 def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: int,
         budget: float, sizes: list[int] | None = None, seed: int = 0,
-        connectivity: list[int] | None = None, eval_every: int = 2) -> FitResult:
-    """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits."""
+        connectivity: list[int] | None = None, eval_every: int = 2,
+        config_options: dict | None = None) -> FitResult:
+    """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits.
+
+    ``config_options`` are extra :class:`TrainConfig` fields (the switches ``retry``,
+    ``relative_eps``, ``tau_prior``); ``eval_every`` is the number of steps between
+    validation points."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     kind, writing, transition = METHODS[method]
@@ -110,7 +115,7 @@ def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: in
                 hmm = HMM.initial(n, train_x, alphabet_size, seed=seed, edges=d)
                 candidates.append(Candidate(n, d, EMTrainer(hmm, train_x)))
             continue
-        config = TrainConfig(writing=writing, transition=transition)
+        config = TrainConfig(writing=writing, transition=transition, **(config_options or {}))
         for d in sorted({min(c, n) for c in (connectivity or (3, semi))}):
             net = FastNetwork.initial(kind, n_units=n, d=d, x=train_x,
                                       alphabet_size=alphabet_size, seed=seed)
