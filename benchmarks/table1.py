@@ -19,9 +19,10 @@ from seqzip.research import table1
 
 
 def one(args):
-    problem, method, budget, seed = args
+    problem, method, budget, seed, fit_options, sizes = args
     methods = [method] if method else []
-    rows = table1.run_table([problem], methods, budget=budget, seed=seed)
+    rows = table1.run_table([problem], methods, budget=budget, seed=seed, sizes=sizes,
+                            fit_options=fit_options)
     return rows if not method else [r for r in rows if r["method"] == method]
 
 
@@ -35,16 +36,34 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--xor", action="store_true", help="also the distant-XOR run")
     parser.add_argument("--xor-lines", type=int, default=1000)
+    parser.add_argument("--no-sanity", action="store_true", help="skip the bzip2 / CTW rows")
+    parser.add_argument("--sizes", default=None, help="comma-separated network sizes (no scan)")
+    parser.add_argument("--connectivity", type=int, default=None, help="edges per unit")
+    # Training switches studied for the Table 1 gaps (defaults: the original trainer).
+    parser.add_argument("--eval-every", type=int, default=2, help="steps between validations")
+    parser.add_argument("--retry", type=int, default=0,
+                        help="retry a rejected step at once at half the rate, up to N times")
+    parser.add_argument("--relative-eps", type=float, default=0.0,
+                        help="per-(j, y) damping of the transition metric")
+    parser.add_argument("--tau-prior", type=float, default=0.0,
+                        help="Gaussian prior on tau (and rho) around their initial values")
     args = parser.parse_args()
     problems = args.problems.split(",")
-    jobs = [(p, None, 0, args.seed) for p in problems]  # the sanity rows
-    jobs += [(p, m, args.budget, args.seed) for p in problems for m in args.methods.split(",")]
+    fit_options = {"eval_every": args.eval_every,
+                   "config_options": {"retry": args.retry, "relative_eps": args.relative_eps,
+                                      "tau_prior": args.tau_prior}}
+    if args.connectivity:
+        fit_options["connectivity"] = [args.connectivity]
+    sizes = [int(n) for n in args.sizes.split(",")] if args.sizes else None
+    jobs = [] if args.no_sanity else [(p, None, 0, args.seed, None, None) for p in problems]
+    jobs += [(p, m, args.budget, args.seed, fit_options, sizes) for p in problems
+             for m in args.methods.split(",")]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = [r for part in pool.map(one, jobs) for r in part]
     order = {p: i for i, p in enumerate(problems)}
     rows.sort(key=lambda r: order[r["problem"]])
     print(f"# {platform.machine()}, {os.cpu_count()} cores, budget {args.budget:.0f} CPU s per "
-          f"method and problem, seed {args.seed}")
+          f"method and problem, seed {args.seed}, options {fit_options}")
     print(table1.format_table(rows))
     xor = None
     if args.xor:

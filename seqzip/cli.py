@@ -1427,17 +1427,22 @@ class _BenchProgress:
               help="CPU seconds of the offline fit (glnn, lstm, mlstm, mrnn); for the other "
               "families, of the pass over the files.")
 @click.option("--optimizer", default="adam", show_default=True,
-              help="lstm, mlstm, mrnn: the optimiser of the BPTT epochs.")
+              help="lstm, mlstm, mrnn: the optimiser of the offline fit, adam (BPTT epochs) or "
+                   "hf (Hessian-free); also for --method rnn|lstm|mrnn|mlstm.")
 @click.option("--method", default=None,
               help="glnn: the batch method [default: glnn-qdh-rbpm].  Without --model, any "
-              "method of the paper (e.g. gnn-qdh-ruop, rnn-dh-fb) or of the other seeds "
-              "(relu-rnn-path-sgd, relu-rnn-sgd, lstm-adam, lstm-adam-oinit) fitted alone and "
-              "saved as a research network file, not usable with --dict.")
+              "method of the paper (e.g. gnn-qdh-ruop, rnn-dh-fb, hmm-em) or of the other seeds "
+              "(relu-rnn-path-sgd, relu-rnn-sgd, lstm-adam, lstm-adam-oinit; rnn, lstm, mrnn, "
+              "mlstm with --optimizer adam or hf) fitted alone and saved as a research network "
+              "file, not usable with --dict.")
 @click.option("--units", type=click.IntRange(1, 4096), default=None,
               help="Research network file: network size (default: scan 4, 6, 8, 11, ...).")
 @click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
               help="Research network file: incoming edges per unit, self-loop included.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
+@click.option("--optimizer", type=click.Choice(["adam", "hf"]), default=None,
+              help="For --method rnn, lstm, mrnn or mlstm: BPTT + Adam (default) or "
+                   "Hessian-free (001 Sect. 3.3).")
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 def train(files, output, model, level, validation_path, budget, optimizer, method, units,
@@ -1455,7 +1460,7 @@ def train(files, output, model, level, validation_path, budget, optimizer, metho
         raise UserError(f"{output} already exists (use -f to overwrite)")
     if model is None and method is not None:
         return _train_research_network(files, output, validation_path, method, budget, units,
-                                       connectivity, seed, force, quiet)
+                                       connectivity, seed, force, quiet, optimizer)
     model = model or DEFAULT_MODEL
     from .research import dictionary
 
@@ -1491,7 +1496,7 @@ def train(files, output, model, level, validation_path, budget, optimizer, metho
 
 
 def _train_research_network(files, output, validation_path, method, budget, units,
-                            connectivity, seed, force, quiet) -> int:
+                            connectivity, seed, force, quiet, optimizer=None) -> int:
     """Fit a GLNN, GNN or RNN alone with Ollivier's training (000 Sect. 2), as the paper
     does, and save the network (a research file, read by seqzip.research.training)."""
     import pathlib
@@ -1500,11 +1505,17 @@ def _train_research_network(files, output, validation_path, method, budget, unit
 
     data = b"".join(pathlib.Path(path).read_bytes() for path in files)
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
-    from .research import recurrent
+    from .research import hf, recurrent
 
+    if method in hf.KINDS:  # plain RNN, LSTM, mRNN, mLSTM by Adam or Hessian-free (NumPy)
+        return _train_recurrent(data, validation, output, method, optimizer or "adam", budget,
+                                units, seed, force, quiet)
+    if optimizer not in (None, "adam"):
+        raise UserError(f"--optimizer {optimizer} applies to --model {', '.join(hf.KINDS[1:])} "
+                        f"or --method {', '.join(hf.KINDS)}")
     if method not in training.METHODS and method not in recurrent.METHODS:
         raise UserError(f"unknown method {method!r}; choose from "
-                        f"{', '.join([*training.METHODS, *recurrent.METHODS])}")
+                        f"{', '.join([*training.METHODS, *recurrent.METHODS, *hf.KINDS])}")
     if method in recurrent.METHODS:  # ReLU RNN (path-SGD, SGD), LSTM (+ OINIT): NumPy batch
         with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
             try:
@@ -1560,6 +1571,26 @@ def sample(dictionary, count, seed, temperature) -> int:
     if sys.stdout.isatty() and not text.endswith(b"\n"):
         sys.stdout.buffer.write(b"\n")
     sys.stdout.buffer.flush()
+    return 0
+
+
+def _train_recurrent(data, validation, output, kind, optimizer, budget, units, seed, force,
+                     quiet) -> int:
+    from .research import hf, training
+
+    with Progress(f"train {kind} ({optimizer})", budget, 1.0, quiet, unit="seconds"):
+        try:
+            result, alphabet, n_validation = hf.fit_bytes(
+                data, validation, kind=kind, optimizer=optimizer, budget=budget, units=units,
+                seed=seed)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    summary = result.summary()
+    with atomic_output(output, force, like=None) as dst:
+        digest = training.save_model(dst, result.network, alphabet, {"method": kind, **summary})
+    click.echo(f"{output}: {kind} ({optimizer}), {result.n_units} units, validation "
+               f"{result.validation_bpc * n_validation:.1f} bits ({result.validation_bpc:.4f} "
+               f"per byte), {result.seconds:.1f} CPU s, sha256 {digest[:16]}", err=True)
     return 0
 
 

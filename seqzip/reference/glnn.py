@@ -441,14 +441,18 @@ def transition_metric(net: Network, x: np.ndarray, run: Run, m: np.ndarray, j: i
 
 def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, method: str,
                     chi: np.ndarray | None = None, eps: float = 1.0,
-                    rms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None,
-                                                            np.ndarray]:
+                    rms: np.ndarray | None = None, relative_eps: float = 0.0
+                    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Directions for (tau, rho, V0).
 
     ``method``: "rbpm" / "ruop" (full metric per (j, y), eq. 26-28; for the RNN the
     quasi-diagonal reduction over tau and rho, as the paper does), "qdrbpm" / "qdruop"
     (eq. 34-35), "fb" (plain gradient with the learning rate of symbol y's parameters divided
     by the frequency of y), "rms" (gradient divided by the running RMS in ``rms``), "plain".
+
+    ``relative_eps`` > 0 damps each M~^{(jy)} by its own scale as well: relative_eps times the
+    mean of its undamped diagonal is added to the diagonal (per-(j, y) damping; the paper's
+    constant eps = 1 is "small compared to the T terms", which does not hold for rare y).
 
         >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
         >>> net = Network.initial("glnn", n_units=4, d=2, x=x, alphabet_size=3, seed=0)
@@ -480,6 +484,13 @@ def transition_step(net: Network, x: np.ndarray, run: Run, grads: Gradients, met
     tau = np.zeros_like(net.tau)
     rho = None if net.rho is None else np.zeros_like(net.rho)
     first, second = net.transition_stats(x, run, m, eps)
+    if relative_eps:
+        if net.kind == "rnn":
+            first = first + relative_eps * (first - eps)
+        else:
+            K = first.shape[-1]
+            scale = np.diagonal(first, axis1=2, axis2=3).mean(axis=-1) - eps  # (N+1, A)
+            first = first + relative_eps * scale[..., None, None] * np.eye(K)
     if net.kind == "rnn":
         # Inputs of unit j: its incoming activities (tau) and one indicator per symbol (rho),
         # quasi-diagonal with the bias as the reference (as 000 Sect. 4 does for RNNs).
@@ -517,6 +528,10 @@ class TrainConfig:
     eps: float = 1.0  # damping of the transition metric
     writing_eps: float | None = None  # damping of the w metric; None = the paper's eps_y
     rms_decay: float = 0.9
+    # Switches studied for the Table 1 gaps (issue 13); the defaults are the original trainer.
+    retry: int = 0  # a rejected step is tried again at once at half the rate, up to this often
+    relative_eps: float = 0.0  # per-(j, y) damping of the transition metric (transition_step)
+    tau_prior: float = 0.0  # Gaussian prior kappa/2 |tau - tau_init|^2 (and rho) on the objective
 
 
 @dataclass
@@ -552,6 +567,11 @@ class Trainer:
     """Resumable training: each :meth:`step` is one w step then one (tau, V0) step (Sect. 2).
 
     A step is kept only if it raises the training log-likelihood (its rate then x1.1); otherwise
+    it is undone and its rate halved.  Rates start at 1/N.  With ``config.retry`` the halved
+    step is tried again at once, as 000 Sect. 2 words it ("the update is tried again"), up to
+    that many times; ``config.tau_prior`` adds a Gaussian prior on the transition parameters
+    to the objective.
+
     it is undone and its rate halved.  Rates start at 1/N.
 
         >>> x = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype=np.int64)
@@ -568,9 +588,20 @@ class Trainer:
         self.net, self.x, self.config, self.chi = net, x, config, chi
         self.rates = {"w": 1.0 / net.n_units, "tau": 1.0 / net.n_units}
         self.run = net.forward(x, chi)
+        self.prior = (net.tau.copy(), None if net.rho is None else net.rho.copy())
         self.history = [self.run.log_likelihood]
         self.rms = None
         self.steps = 0
+
+    def objective(self, net: Network, run: Run) -> float:
+        """What a step must raise: the log-likelihood, minus the tau prior when it is on."""
+        kappa = self.config.tau_prior
+        if not kappa:
+            return run.log_likelihood
+        penalty = ((net.tau - self.prior[0]) ** 2).sum()
+        if net.rho is not None:
+            penalty += ((net.rho - self.prior[1]) ** 2).sum()
+        return run.log_likelihood - 0.5 * kappa * penalty
 
     def step(self) -> None:
         config, x, chi = self.config, self.x, self.chi
@@ -586,16 +617,23 @@ class Trainer:
                         [] if grads.rho is None else [grads.rho.ravel()]))
                     self.rms = flat ** 2 if self.rms is None else \
                         config.rms_decay * self.rms + (1 - config.rms_decay) * flat ** 2
+                if config.tau_prior:  # the prior's gradient and curvature
+                    grads.tau = grads.tau - config.tau_prior * (net.tau - self.prior[0])
+                    if grads.rho is not None:
+                        grads.rho = grads.rho - config.tau_prior * (net.rho - self.prior[1])
                 direction = transition_step(net, x, run, grads, config.transition, chi,
-                                            config.eps, self.rms)
-            candidate = _apply(net, direction, self.rates[part], part)
-            candidate_run = candidate.forward(x, chi)
-            if np.isfinite(candidate_run.log_likelihood) and \
-                    candidate_run.log_likelihood > run.log_likelihood:
-                self.net, self.run = candidate, candidate_run
-                self.rates[part] *= 1.1
-                self.history.append(candidate_run.log_likelihood)
-            else:
+                                            config.eps + config.tau_prior, self.rms,
+                                            config.relative_eps)
+            current = self.objective(net, run)
+            for _ in range(1 + config.retry):
+                candidate = _apply(net, direction, self.rates[part], part)
+                candidate_run = candidate.forward(x, chi)
+                value = self.objective(candidate, candidate_run)
+                if np.isfinite(value) and value > current:
+                    self.net, self.run = candidate, candidate_run
+                    self.rates[part] *= 1.1
+                    self.history.append(candidate_run.log_likelihood)
+                    break
                 self.rates[part] /= 2
         self.steps += 1
 

@@ -1,5 +1,6 @@
 """NumPy reference of the LSTM, multiplicative LSTM and multiplicative RNN (001 Sect. 2.2,
-2.4, 4.5, Algorithms 2 and 7; 004 for the factorised mRNN), over one training window.
+2.4, 4.5, Algorithms 2 and 7; 004 for the factorised mRNN), and of the plain tanh RNN
+(001 Sect. 2.1, trained offline by :mod:`seqzip.research.hf`), over one training window.
 
 This is the readable definition the Cython kernel (:mod:`seqzip._kernels.lstm`) is held to: the tests
 compare its forward pass to this one to 1e-12 and both gradients to finite differences.  It is
@@ -13,7 +14,8 @@ Parameters (row-major, "inputs x outputs" so that a step is ``z = b + E[x] + r @
 * ``Wo`` (n + 1, A): output weights, row 0 the bias.
 
 P = 4n for the LSTM cells, in the order Hin (linear), input gate, forget gate, output gate;
-P = n for the mRNN.  The LSTM cell is the thesis's: c = f * c + i * Hin, h = tanh(c * o).
+P = n for the mRNN and the plain RNN (``rnn``: h = tanh(b + E[x] + h @ R), no R's input m).
+The LSTM cell is the thesis's: c = f * c + i * Hin, h = tanh(c * o).
 
 A window of L symbols x_1..x_L starts from the state S_0 that predicted x_1: step j predicts
 x_j from S_{j-1} with ``softmax(Wo . (1, h) + offset_j)`` and then reads x_j.  ``offset`` holds
@@ -30,16 +32,16 @@ from __future__ import annotations
 
 import numpy as np
 
-CELLS = ("lstm", "mlstm", "mrnn")
+CELLS = ("lstm", "mlstm", "mrnn", "rnn")  # the coding kernel has the first three
 
 
 def width(cell: str, n: int) -> int:
     """Number of pre-activations P.
 
-        >>> width("lstm", 3), width("mrnn", 3)
-        (12, 3)
+        >>> width("lstm", 3), width("mrnn", 3), width("rnn", 3)
+        (12, 3, 3)
     """
-    return n if cell == "mrnn" else 4 * n
+    return n if cell in ("mrnn", "rnn") else 4 * n
 
 
 def multiplicative(cell: str) -> bool:
@@ -110,7 +112,7 @@ def step(cell: str, p: dict, h: np.ndarray, c: np.ndarray, x: int) -> dict:
         r = h
     s["r"] = r
     z = p["b"] + p["E"][x] + r @ p["R"]
-    if cell == "mrnn":
+    if cell in ("mrnn", "rnn"):
         s["h"] = np.tanh(z)
         s["c"] = c
         return s
@@ -181,7 +183,7 @@ def backward(cell: str, p: dict, cache: dict) -> dict[str, np.ndarray]:
 
 def _step_backward(cell, p, s, dh, dc, grads):
     n = dh.shape[0]
-    if cell == "mrnn":
+    if cell in ("mrnn", "rnn"):
         dz = dh * (1.0 - s["h"] ** 2)
         dc_prev = np.zeros(n)
     else:

@@ -379,7 +379,8 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
     if not data:
         raise ValueError("no data to train on")
     if model in CELLS:
-        optimizer_factory(optimizer)  # an unknown one fails before any work
+        if optimizer != "hf":
+            optimizer_factory(optimizer)  # an unknown one fails before any work
     predictor = Predictor(model, level, seed=seed)
     summary: dict = {"model": model, "level": level, "files": len(files), "bytes": len(data)}
     start = time.process_time()
@@ -426,6 +427,17 @@ def _fit_rnn(predictor: Predictor, data: bytes, validation: bytes | None, budget
              optimizer: str, seed: int) -> dict:
     train, valid = _split(data, validation)
     cell, hidden = predictor.model_name, predictor.config.hidden
+    if optimizer == "hf":  # Hessian-free (seqzip.research.hf) fits the same layout
+        from . import hf
+
+        fitted = hf.fit(cell, _indices(train), _indices(valid[:20_000]), alphabet_size=256,
+                        n_units=hidden, budget=budget, seed=seed, optimizer="hf")
+        state = predictor.kernel.get_state()
+        state["theta"] = np.concatenate([np.asarray(fitted.params[name], dtype=np.float64).ravel()
+                                         for name in ref.shapes(cell, hidden, 256)])
+        predictor.kernel.set_state(state)
+        return {"optimizer": "hf", "steps": fitted.steps,
+                "offline_validation_bpc": round(float(fitted.validation_bpc), 4)}
     trainer = RNNTrainer(cell, hidden, 256, _indices(train), seed=seed, optimizer=optimizer)
     result = trainer.train(budget, valid=_indices(valid[:20_000]))
     state = predictor.kernel.get_state()

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .glnn import FastNetwork, TrainConfig, Trainer, score_bits
+from .hf import KINDS as RECURRENT_KINDS, Recurrent
+from .hmm import HMM, EMTrainer
 
 METHODS = {  # name: (model, writing method, transition method)
     "glnn-qdh-rbpm": ("glnn", "qdh", "rbpm"),
@@ -38,6 +40,7 @@ METHODS = {  # name: (model, writing method, transition method)
     "rnn-dh-rms": ("rnn", "dh", "rms"),
     "gnn-dh-fb": ("gnn", "dh", "fb"),
     "glnn-dh-fb": ("glnn", "dh", "fb"),
+    "hmm-em": ("hmm", "em", "em"),  # 000 footnote 16: HMM by EM, edges per state = #A
 }
 MODEL_FILE_MAGIC = "seqzip-model-1"
 
@@ -80,7 +83,7 @@ class Candidate:
     """
     n_units: int
     d: int
-    trainer: Trainer
+    trainer: Trainer | EMTrainer
     best_bits: float = math.inf
     best_network: FastNetwork | None = None
     best_step: int = 0
@@ -97,7 +100,7 @@ class FitResult:
         ['best_step', 'd', 'n_units']
     """
     method: str
-    network: FastNetwork  # the best network found (by validation bits)
+    network: FastNetwork | HMM  # the best network found (by validation bits)
     validation_bits: float
     best: Candidate
     candidates: list
@@ -113,8 +116,13 @@ class FitResult:
 
 def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: int,
         budget: float, sizes: list[int] | None = None, seed: int = 0,
-        connectivity: list[int] | None = None, eval_every: int = 2) -> FitResult:
+        connectivity: list[int] | None = None, eval_every: int = 2,
+        config_options: dict | None = None) -> FitResult:
     """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits.
+
+    ``config_options`` are extra :class:`TrainConfig` fields (the switches ``retry``,
+    ``relative_eps``, ``tau_prior``); ``eval_every`` is the number of steps between
+    validation points.
 
         >>> x = np.array([0, 1, 1] * 20)
         >>> result = fit("rnn-dh-fb", x, x[:12], 2, budget=0.3, sizes=[4])
@@ -126,9 +134,14 @@ def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: in
     kind, writing, transition = METHODS[method]
     semi = max(3, round(math.sqrt(2 * alphabet_size))) if kind != "rnn" else alphabet_size
     sizes = sizes or network_sizes(64 if len(train_x) > 20_000 else 32)
-    config = TrainConfig(writing=writing, transition=transition)
     candidates = []
     for n in sizes:
+        if kind == "hmm":  # one graph per size: #A edges per state (footnote 16)
+            for d in sorted({min(c, n) for c in (connectivity or (alphabet_size,))}):
+                hmm = HMM.initial(n, train_x, alphabet_size, seed=seed, edges=d)
+                candidates.append(Candidate(n, d, EMTrainer(hmm, train_x)))
+            continue
+        config = TrainConfig(writing=writing, transition=transition, **(config_options or {}))
         for d in sorted({min(c, n) for c in (connectivity or (3, semi))}):
             net = FastNetwork.initial(kind, n_units=n, d=d, x=train_x,
                                       alphabet_size=alphabet_size, seed=seed)
@@ -200,7 +213,8 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
 # -- model files --------------------------------------------------------------------------------
 
 
-def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> str:
+def save_model(path, network: FastNetwork | HMM | Recurrent, alphabet: list[int],
+               info: dict) -> str:
     """Write a .sqm model file (numpy .npz, no pickles) to a path or binary file object;
     return its SHA-256.
 
@@ -211,12 +225,21 @@ def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> s
         >>> load_model(path)[1:], len(digest)
         (([97, 98], {'note': 1}), 64)
     """
-    meta = {"magic": MODEL_FILE_MAGIC, "kind": network.kind, "activation": network.activation,
+    meta = {"magic": MODEL_FILE_MAGIC, "kind": network.kind,
+            "activation": getattr(network, "activation", None),
             "alphabet": list(map(int, alphabet)), "info": info}
-    arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-              "sources": network.sources, "w": network.w, "tau": network.tau, "V0": network.V0}
-    if network.rho is not None:
-        arrays["rho"] = network.rho
+    if isinstance(network, Recurrent):  # "rnn" names Ollivier's RNN too
+        meta["family"] = "recurrent"
+    arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+    if isinstance(network, HMM):
+        arrays.update(initial=network.initial_distribution, transition=network.transition,
+                      emission=network.emission)
+    elif isinstance(network, Recurrent):  # the reference layout of seqzip.reference.lstm
+        arrays.update({f"p_{name}": value for name, value in network.params.items()})
+    else:
+        arrays.update(sources=network.sources, w=network.w, tau=network.tau, V0=network.V0)
+        if network.rho is not None:
+            arrays["rho"] = network.rho
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     data = buffer.getvalue()
@@ -228,7 +251,8 @@ def save_model(path, network: FastNetwork, alphabet: list[int], info: dict) -> s
     return hashlib.sha256(data).hexdigest()
 
 
-def load_model(path: str | os.PathLike) -> tuple[FastNetwork, list[int], dict]:
+def load_model(path: str | os.PathLike) -> tuple[FastNetwork | HMM | Recurrent, list[int],
+                                                 dict]:
     """Read a .sqm file; raises ValueError when it is not one.
 
         >>> import tempfile
@@ -244,8 +268,14 @@ def load_model(path: str | os.PathLike) -> tuple[FastNetwork, list[int], dict]:
             meta = json.loads(bytes(z["meta"]).decode())
             if meta.get("magic") != MODEL_FILE_MAGIC:
                 raise ValueError("not a seqzip model file")
-            net = FastNetwork(meta["kind"], z["sources"], z["w"], z["tau"], z["V0"],
-                              z["rho"] if "rho" in z.files else None, meta["activation"])
+            if meta["kind"] == "hmm":
+                net = HMM(z["initial"], z["transition"], z["emission"])
+            elif meta.get("family") == "recurrent" and meta["kind"] in RECURRENT_KINDS:
+                net = Recurrent(meta["kind"], {name[2:]: z[name] for name in z.files
+                                               if name.startswith("p_")})
+            else:
+                net = FastNetwork(meta["kind"], z["sources"], z["w"], z["tau"], z["V0"],
+                                  z["rho"] if "rho" in z.files else None, meta["activation"])
     except (OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"not a seqzip model file: {exc}") from None
     return net, meta["alphabet"], meta["info"]
