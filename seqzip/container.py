@@ -216,17 +216,30 @@ def block_bounds(n_symbols: int) -> list[tuple[int, int]]:
 
 
 def check_bytes(version: int, n_symbols: int) -> int:
-    """Bytes of block checks in a frame of ``n_symbols`` symbols in format ``version``."""
+    """Bytes of block checks in a frame of ``n_symbols`` symbols in format ``version``.
+
+        >>> check_bytes(4, 5000), check_bytes(3, 5000)
+        (6, 0)
+    """
     return 2 * len(block_bounds(n_symbols)) if version >= CHECKED else 0
 
 
 def block_check(symbols) -> int:
-    """The 16-bit check of one block of symbol indices (a buffer of uint8)."""
+    """The 16-bit check of one block of symbol indices (a buffer of uint8).
+
+        >>> block_check(b"\\x00\\x01\\x02") == zlib.crc32(b"\\x00\\x01\\x02") & 0xFFFF
+        True
+    """
     return zlib.crc32(symbols) & 0xFFFF
 
 
 def frame_checks(symbols) -> bytes:
-    """The block checks of a frame's symbol indices (``symbols``: a uint8 numpy array)."""
+    """The block checks of a frame's symbol indices (``symbols``: a uint8 numpy array).
+
+        >>> import numpy as np
+        >>> len(frame_checks(np.zeros(5000, dtype=np.uint8)))  # three blocks, two bytes each
+        6
+    """
     return b"".join(struct.pack("<H", block_check(symbols[a:b]))
                     for a, b in block_bounds(len(symbols)))
 
@@ -268,7 +281,11 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
 
 
 def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
-    """Bytes of a frame of ``n_symbols`` symbols with a payload of ``payload_len`` bytes."""
+    """Bytes of a frame of ``n_symbols`` symbols with a payload of ``payload_len`` bytes.
+
+        >>> frame_size_on_disk(4, 5000, 100), frame_size_on_disk(3, 5000, 100)
+        (118, 112)
+    """
     return FRAME_HEAD.size + check_bytes(version, n_symbols) + payload_len
 
 
@@ -281,7 +298,9 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
         NeedMoreData: ``buf`` ends inside the frame.
         CorruptError: wrong symbol count, impossible payload length, or checksum mismatch.
 
-        >>> frame = bytearray(pack_frame(2, bytes(4)))
+        >>> frame = bytearray(pack_frame(2, bytes(4), b"\\x00\\x00"))
+        >>> parse_frame(frame, 0, 2, 0)
+        (b'\\x00\\x00\\x00\\x00', [0], 18)
         >>> frame[-1] ^= 1
         >>> parse_frame(frame, 0, 2, 0)
         Traceback (most recent call last):

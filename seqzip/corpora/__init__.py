@@ -551,13 +551,25 @@ def pathological_line(choices, task: str, t: int) -> tuple[str, str]:
 
 
 def pathological_program(choices, n_lines: int, task: str, t: int = 100) -> str:
-    """``n_lines`` lines "inputs=target" of ``task`` (see :func:`pathological_line`)."""
+    """``n_lines`` lines "inputs=target" of ``task`` (see :func:`pathological_line`).
+
+        >>> text = pathological_program(Sampler(np.random.default_rng(1)), 3, "adding", 12)
+        >>> [len(line.split("=")[1]) for line in text.splitlines()]  # two-digit sums
+        [2, 2, 2]
+    """
     return "".join("=".join(pathological_line(choices, task, t)) + "\n"
                    for _ in range(n_lines))
 
 
 def pathological_bits(text: str, task: str, t: int = 100) -> float:
-    """-log2 P(text) under :func:`pathological_program` (infinite for text it cannot make)."""
+    """-log2 P(text) under :func:`pathological_program` (infinite for text it cannot make).
+
+        >>> text = pathological_program(Sampler(np.random.default_rng(1)), 2, "adding", 12)
+        >>> 0 < pathological_bits(text, "adding", 12) < math.inf
+        True
+        >>> pathological_bits(text[:-1], "adding", 12)  # a line cut short: impossible
+        inf
+    """
     if text and not text.endswith("\n"):
         return math.inf
     total = 0.0

@@ -206,7 +206,13 @@ class RNNModel(Model):
 
 def recurrent_blocks(cell: str, params: dict) -> dict[str, np.ndarray]:
     """The n x n recurrent blocks: R's (one per pre-activation group) and the mLSTM's and
-    mRNN's Wmh."""
+    mRNN's Wmh.
+
+        >>> from seqzip.reference.lstm import initial_parameters
+        >>> p = initial_parameters("mlstm", n=3, A=4, rng=np.random.default_rng(0))
+        >>> {name: block.shape for name, block in recurrent_blocks("mlstm", p).items()}
+        {'R[Hin]': (3, 3), 'R[i]': (3, 3), 'R[f]': (3, 3), 'R[o]': (3, 3), 'Wmh': (3, 3)}
+    """
     R = params["R"]
     n = R.shape[0]
     groups = ("Hin", "i", "f", "o") if cell != "mrnn" else ("h",)
