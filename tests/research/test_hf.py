@@ -195,4 +195,4 @@ def test_cli_train_recurrent(tmp_path, optimizer, kind):
         info["validation_bits_per_symbol"])
     bad = CliRunner().invoke(cli, ["train", str(path), "-o", str(tmp_path / "x.sqm"),
                                    "--method", "glnn-qdh-rbpm", "--optimizer", "hf"])
-    assert bad.exit_code == 1 and "--optimizer applies to" in bad.output
+    assert bad.exit_code == 1 and "--optimizer hf applies to" in bad.output
