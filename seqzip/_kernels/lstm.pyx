@@ -162,16 +162,6 @@ cdef class OnlineRNN(OnlineNetwork):
         """Names and shapes of the parameters, in their order inside ``theta``."""
         return layout(("lstm", "mlstm", "mrnn")[self.cell], self.n, self.A)
 
-    def parameters(self):
-        """Copies of the parameters by name."""
-        out, at = {}, 0
-        theta = np.asarray(self.theta)
-        for name, shape in self.layout().items():
-            size = int(np.prod(shape))
-            out[name] = theta[at:at + size].reshape(shape).copy()
-            at += size
-        return out
-
     def flat_parameters(self):
         """A copy of ``theta``."""
         return np.array(self.theta)

@@ -220,6 +220,18 @@ cdef class OnlineNetwork(Kernel):
         E = self.n_experts
         return (np.asarray(self.beta)[:E].copy(), np.asarray(self.U)[:, :E].copy())
 
+    def parameters(self):
+        """Copies of the parameters by name, cut from ``flat_parameters()`` in the order of the
+        family's ``layout()`` (the LSTM family and the ReLU RNN keep all their parameters in
+        one flat ``theta``)."""
+        out, at = {}, 0
+        theta = np.asarray(self.flat_parameters())
+        for name, shape in self.layout().items():
+            size = int(np.prod(shape))
+            out[name] = theta[at:at + size].reshape(shape).copy()
+            at += size
+        return out
+
     # ------------------------------------------------------------ the full state
 
     def get_state(self):

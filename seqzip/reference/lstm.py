@@ -94,15 +94,17 @@ def _sigmoid(v):
     return 1.0 / (1.0 + np.exp(-v))
 
 
-def step(cell: str, p: dict, h: np.ndarray, c: np.ndarray, x: int) -> dict:
+def step(cell: str, p: dict, h: np.ndarray, c: np.ndarray, x) -> dict:
     """One transition S -> S' on input x; returns every intermediate for the backward pass.
+    Batched as well: ``h``, ``c`` of shape (B, n) and ``x`` of shape (B,) step B sequences at
+    once (the offline trainers, :mod:`seqzip.research.dictionary` and ``hf``, use this).
 
         >>> p = initial_parameters("mrnn", 2, 3, np.random.default_rng(0))
         >>> s = step("mrnn", p, np.zeros(2), np.zeros(2), 1)
         >>> sorted(s)[:4], s["h"].shape
         (['c', 'c_prev', 'h', 'h_prev'], (2,))
     """
-    n = h.shape[0]
+    n = h.shape[-1]
     s = {"h_prev": h, "c_prev": c, "x": x}
     if multiplicative(cell):
         s["u"] = h @ p["Wmh"]
@@ -116,7 +118,8 @@ def step(cell: str, p: dict, h: np.ndarray, c: np.ndarray, x: int) -> dict:
         s["h"] = np.tanh(z)
         s["c"] = c
         return s
-    g, i, f, o = z[:n], _sigmoid(z[n:2 * n]), _sigmoid(z[2 * n:3 * n]), _sigmoid(z[3 * n:])
+    g, i = z[..., :n], _sigmoid(z[..., n:2 * n])
+    f, o = _sigmoid(z[..., 2 * n:3 * n]), _sigmoid(z[..., 3 * n:])
     s.update(g=g, i=i, f=f, o=o)
     s["c"] = f * c + i * g
     s["h"] = np.tanh(s["c"] * o)

@@ -53,7 +53,6 @@ def batch_forward(cell: str, p: dict, h0: np.ndarray, c0: np.ndarray, x: np.ndar
         True
     """
     B, L = x.shape
-    n = h0.shape[1]
     h, c = h0, c0
     hs, steps, probs = [h0], [], []
     loglik = 0.0
@@ -65,38 +64,12 @@ def batch_forward(cell: str, p: dict, h0: np.ndarray, c0: np.ndarray, x: np.ndar
         q /= q.sum(axis=1, keepdims=True)
         probs.append(q)
         loglik += float(np.log(q[rows, x[:, j]]).sum())
-        s = _step(cell, p, h, c, x[:, j], n)
+        s = ref.step(cell, p, h, c, x[:, j])
         if j + 1 < L:
             steps.append(s)
             hs.append(s["h"])
         h, c = s["h"], s["c"]
     return loglik, {"hs": hs, "steps": steps, "probs": probs, "x": x}, h, c
-
-
-def _sigmoid(v):
-    return 1.0 / (1.0 + np.exp(-v))
-
-
-def _step(cell, p, h, c, x, n):
-    s = {"h_prev": h, "c_prev": c, "x": x}
-    if ref.multiplicative(cell):
-        s["u"] = h @ p["Wmh"]
-        s["v"] = p["Wmi"][x]
-        r = s["u"] * s["v"]
-    else:
-        r = h
-    s["r"] = r
-    z = p["b"] + p["E"][x] + r @ p["R"]
-    if cell == "mrnn":
-        s["h"] = np.tanh(z)
-        s["c"] = c
-        return s
-    g, i = z[:, :n], _sigmoid(z[:, n:2 * n])
-    f, o = _sigmoid(z[:, 2 * n:3 * n]), _sigmoid(z[:, 3 * n:])
-    s.update(g=g, i=i, f=f, o=o)
-    s["c"] = f * c + i * g
-    s["h"] = np.tanh(s["c"] * o)
-    return s
 
 
 def batch_backward(cell: str, p: dict, cache: dict) -> dict:

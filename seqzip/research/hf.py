@@ -105,35 +105,9 @@ def initial_parameters(kind: str, n: int, A: int, seed: int = 0, std: float = 0.
 # -- batched forward, backward and R-forward ----------------------------------------------------
 
 
-def _sigmoid(v):
-    return 1.0 / (1.0 + np.exp(-v))
-
-
 def _softmax(logits):
     q = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return q / q.sum(axis=-1, keepdims=True)
-
-
-def _step(kind, p, h, c, x):
-    n = h.shape[1]
-    s = {"h_prev": h, "c_prev": c, "x": x}
-    if ref.multiplicative(kind):
-        s["u"] = h @ p["Wmh"]
-        s["v"] = p["Wmi"][x]
-        r = s["u"] * s["v"]
-    else:
-        r = h
-    s["r"] = r
-    z = p["b"] + p["E"][x] + r @ p["R"]
-    if kind in ("rnn", "mrnn"):
-        s["h"], s["c"] = np.tanh(z), c
-        return s
-    g, i, f, o = z[:, :n], _sigmoid(z[:, n:2 * n]), _sigmoid(z[:, 2 * n:3 * n]), \
-        _sigmoid(z[:, 3 * n:])
-    s.update(g=g, i=i, f=f, o=o)
-    s["c"] = f * c + i * g
-    s["h"] = np.tanh(s["c"] * o)
-    return s
 
 
 @dataclass
@@ -159,7 +133,7 @@ def forward(kind: str, p: dict, X: np.ndarray) -> Cache:
         H[j] = h
         logits[j] = p["Wo"][0] + h @ p["Wo"][1:]
         if j + 1 < L:
-            s = _step(kind, p, h, c, X[:, j])
+            s = ref.step(kind, p, h, c, X[:, j])
             steps.append(s)
             h, c = s["h"], s["c"]
     probs = _softmax(logits)
@@ -305,7 +279,7 @@ def validation_bits(kind: str, theta: np.ndarray, n: int, A: int, x: np.ndarray,
         logq = logits - logits.max(axis=1, keepdims=True)
         logq -= np.log(np.exp(logq).sum(axis=1, keepdims=True))
         bits -= float(logq[np.arange(B), sym][alive].sum()) / math.log(2)
-        s = _step(kind, p, h, c, sym)
+        s = ref.step(kind, p, h, c, sym)
         h, c = s["h"], s["c"]
     return bits
 
