@@ -34,6 +34,9 @@ def worst_config(name: str):
     if name in ("lstm", "mlstm", "mrnn"):
         return dataclasses.replace(base, hidden=320, window=256, interval=128,
                                    experts="ctw24@1024+order2")
+    if name == "relu-rnn":
+        return dataclasses.replace(base, hidden=384, window=256, interval=64,
+                                   experts="ctw24@1024+order2")
     if name == "glnn":
         return dataclasses.replace(base, n_units=64, connectivity=8, window=256, interval=32,
                                    experts="ctw24@1024+order2")

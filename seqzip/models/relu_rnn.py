@@ -60,9 +60,14 @@ class ReLURNNConfig:
     beta_eps: float = 300.0
 
     def __post_init__(self) -> None:
-        check_range("hidden", self.hidden, 1, 2048)
-        check_range("window", self.window, 2, 4096)
+        # Ranges: what the levels use (up to 192 units, window = 2 x interval) with a margin of
+        # 2x in width and 2x in training work.  A header is untrusted input: these bound the
+        # memory and the work per symbol a stream can ask for (benchmarks/hostile.py).
+        check_range("hidden", self.hidden, 1, 384)
+        check_range("window", self.window, 2, 256)
         check_range("interval", self.interval, 1, 4096)
+        if self.window > 4 * self.interval:
+            raise ValueError("window must be at most 4 times the interval")
         check_range("lr", self.lr, 0.0, 1e4)
         check_range("sgd_lr", self.sgd_lr, 0.0, 100.0)
         check_range("lr_decay", self.lr_decay, 0.0, 1e6)
