@@ -31,13 +31,13 @@ Frame, repeated until ``length`` symbols are coded::
     checks     2*k  versions 4, 5: a 16-bit check of each block of decoded symbols (below)
     payload      *  range coder words
 
-Block checks (version 4).  A frame's symbols fall in blocks of 1,024, 2,048, 4,096, ...
+Block checks (version 4).  A frame's symbols fall in blocks of 256, 512, 1,024, ...
 symbols (each twice the last; ``block_bounds``), and the frame stores the low 16 bits of the
 CRC-32 of each block's symbol indices.  The decoder checks each block as soon as it is decoded,
 so a damaged or forged payload fails within the first block it breaks, not after the 2^24
 symbols a frame may declare: the work a hostile frame can cost is bounded by the work of the
 valid symbols before it plus one block (at most as many again).  A frame of 2^20 symbols
-carries 11 checks (22 bytes).  Versions 2 and 3 have no checks; their frames are decoded whole.
+carries 13 checks (26 bytes).  Versions 2 and 3 have no checks; their frames are decoded whole.
 
 Every field is checked before it is used, so no allocation is ever sized by an unchecked field.
 
@@ -61,7 +61,7 @@ DICTIONARY_VERSION = 5  # a stream coded from a model file (its hash follows the
 READABLE = (2, 3, 4, 5)  # format versions this build decodes
 DICTIONARY_BYTES = 16
 CHECKED = 4  # the first version with block checks in its frames
-FIRST_BLOCK = 1 << 10  # symbols in a frame's first checked block; each next one is twice as long
+FIRST_BLOCK = 1 << 8  # symbols in a frame's first checked block; each next one is twice as long
 MAX_CONFIG_BYTES = 4096
 MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
 MAX_FRAME = 1 << 24
@@ -203,9 +203,9 @@ def block_bounds(n_symbols: int) -> list[tuple[int, int]]:
     ``FIRST_BLOCK`` long and each next one twice the last, the final one cut at the end.
 
         >>> block_bounds(5000)
-        [(0, 1024), (1024, 3072), (3072, 5000)]
+        [(0, 256), (256, 768), (768, 1792), (1792, 3840), (3840, 5000)]
         >>> len(block_bounds(1 << 20)), block_bounds(0)
-        (11, [])
+        (13, [])
     """
     bounds, start, size = [], 0, FIRST_BLOCK
     while start < n_symbols:
@@ -219,7 +219,7 @@ def check_bytes(version: int, n_symbols: int) -> int:
     """Bytes of block checks in a frame of ``n_symbols`` symbols in format ``version``.
 
         >>> check_bytes(4, 5000), check_bytes(3, 5000)
-        (6, 0)
+        (10, 0)
     """
     return 2 * len(block_bounds(n_symbols)) if version >= CHECKED else 0
 
@@ -237,8 +237,8 @@ def frame_checks(symbols) -> bytes:
     """The block checks of a frame's symbol indices (``symbols``: a uint8 numpy array).
 
         >>> import numpy as np
-        >>> len(frame_checks(np.zeros(5000, dtype=np.uint8)))  # three blocks, two bytes each
-        6
+        >>> len(frame_checks(np.zeros(5000, dtype=np.uint8)))  # five blocks, two bytes each
+        10
     """
     return b"".join(struct.pack("<H", block_check(symbols[a:b]))
                     for a, b in block_bounds(len(symbols)))
@@ -284,7 +284,7 @@ def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
     """Bytes of a frame of ``n_symbols`` symbols with a payload of ``payload_len`` bytes.
 
         >>> frame_size_on_disk(4, 5000, 100), frame_size_on_disk(3, 5000, 100)
-        (118, 112)
+        (122, 112)
     """
     return FRAME_HEAD.size + check_bytes(version, n_symbols) + payload_len
 

@@ -40,25 +40,25 @@ GOLDEN_HEX_V2 = (
 # Each row: model, level, the stream's size and SHA-256 in format 4, then in format 3 (the same
 # payloads without block checks, as the last format-3 build wrote them).
 GOLDEN_STREAMS = [
-    ("glnn", 1, 165, "b45e5f5296cec19e9fca2488166405878c74ce6274790b0f34a3c940eed63a32",
+    ("glnn", 1, 169, "15480ce7d0c4068b420cf2f16d039670d92a3e02880b339f42831119d49e6307",
      161, "a5b052a4d77c0f10bbf12a8e7b8a61a1e436567aae06b5019a1beb663b480fca"),
-    ("glnn", 6, 133, "438403062d9fd3cd3923384c99e36ae3f897b1ca3560cbc88d12304964d48f1d",
+    ("glnn", 6, 137, "98c2b8dd75db3198027d0bd19cd2e9860688ce82220fd0b33388d09f029b2801",
      129, "3daa05d045a5c13bb311258c27027c1fb8e353c3b4985e13ed1bb6d29d9acb86"),
-    ("lstm", 1, 165, "5bc7b481301383c6bd40c6671bcf090f09206b44d9e5873650ad0c5676b14bdf",
+    ("lstm", 1, 169, "b93ec68c6771a417b89daf1ede248b4f4e8455ee629d4507afe21e283e68f08f",
      161, "221ece2493f9207e69870461f9ef82e0f37b1db3d31049cf7396630846bc6372"),
-    ("mlstm", 1, 161, "25ac9b25f410ddf3750fc42782a07c68dd76199ad647d120830a10ae431b9950",
+    ("mlstm", 1, 165, "9fd1ec4f57c539dccec94dd2c3c11d11cf73b575c845586731bce59a3fe260b1",
      157, "3f4ee725f9a3f1f3a2ad4f4d1a0b3c0d9b9ad5eff5e27384949ee9a3c0c50db1"),
-    ("mlstm", 6, 137, "3056d0ff6549b3677890af8a3f750f700ec06396ee6fd18aa915e68aff9e5a39",
+    ("mlstm", 6, 141, "412f5109cb569b71ef614a9db117b0524222cf30ced70ef9172bba4f25933112",
      133, "c2c4b874201ff7e7ac71ea517de6b2b6db8f9cd2fed42530da874f67c7862526"),
-    ("mrnn", 1, 165, "037d964b50814593cabfa58e53b2212eebebc16ef8daf09bfa0b933f724a47ca",
+    ("mrnn", 1, 169, "a7444254269262d61ecabdfc7002dc370eebf618456b9852f4c2f3f5ce2c2aab",
      161, "fae5f607eaa599e288ea8982bdb2f07928325d800597537c230f9eaeae3eafe2"),
-    ("ctw", 6, 149, "8f6b1bdc0e303347cc3388455e671a3fef4ee976220e0e953b005a8fb9122425",
+    ("ctw", 6, 153, "bc989dab629e4043c814d3799de7a8136e5487e9cf4e6ffb7c544ef06f73c8d9",
      145, "e925cc3a4cbf3aa3084863b5f3e45b487c1a76c75ab2af50362652c116603915"),
-    ("cm", 1, 121, "3e68abd0d2a23a4abc22abf00736e626e2745f595cfe75ca3477e760ba854dae",
+    ("cm", 1, 125, "5641115d4f3c661317cac0e08a5c5e782e9b32b40e224e253794ffc698dd5b40",
      117, "00c77759e784b23739a70675cbb5c38ef6f6e2666aadbaefec9c22275072742e"),
-    ("cm", 6, 117, "5a0f726abce730b8e7d12d24de2f8e591b168aa34b578f22d26aa475ed63186a",
+    ("cm", 6, 121, "9f154d0e8da9fb7e087ddb9d2188a211689c8456fd976f61a59144e9ba15aed2",
      113, "5e9f2ea959a82aa0cfcfa82d79e1f79863d783b6101d2a7987d2b5e698b186dc"),
-    ("cm", 9, 117, "28404170d4db585c49568ef512ab4e13f08ed904946eb6edd1e829b6beff5b50",
+    ("cm", 9, 121, "96cea54754249b627dc9bb937b4824b351857466b4a8366cfd918401ce6daf60",
      113, "5190b18acb355b16ebaf87f2074e368aecdd1839d56ef12adf11ffc7be38215b"),
 ]
 
@@ -286,10 +286,10 @@ def test_valid_frame_checksum_but_wrong_payload():
     packed = small_stream(b"0123456789" * 400, model="order2")
     header, end = container.parse_header(packed)
     payload, checks, after = container.parse_frame(packed, end, 4000, 0)
-    assert len(checks) == 3  # blocks of 1,024, 2,048 and 928 symbols
+    assert len(checks) == 5  # blocks of 256, 512, 1,024, 2,048 and 160 symbols
     bad = bytearray(payload)
     bad[0] ^= 0x55
-    forged = packed[:end] + forge_frame(4000, bytes(bad), struct.pack("<3H", *checks))
+    forged = packed[:end] + forge_frame(4000, bytes(bad), struct.pack("<5H", *checks))
     with pytest.raises(CorruptError, match="frame 0 block 0"):
         seqzip.decompress(forged)
 
@@ -298,7 +298,7 @@ def test_valid_frame_checksum_but_wrong_payload():
 def test_a_forged_frame_of_2_24_symbols_fails_in_its_first_block(model):
     """The CPU bomb of issue 15: a header declaring frames of 2^24 symbols, each with a valid
     frame CRC around an empty or random payload, made the decoder run the model over all of
-    them before any check.  Now the first block of 1,024 symbols is checked."""
+    them before any check.  Now the first block of 256 symbols is checked."""
     n = container.MAX_FRAME
     header = container.StreamHeader(MODELS[model].model_id, b"\x06", 0, 1000 * n, n,
                                      bytes(range(256)), 0).pack()
