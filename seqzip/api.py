@@ -44,7 +44,6 @@ SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then go
 MIN_PIECE = 64 << 10
 MAX_PIECE = 8 << 20
 Progress = Callable[[int], None]
-FRAME_HEAD_SIZE = FRAME_HEAD.size
 
 
 def _check_seed(seed: int) -> int:
@@ -495,10 +494,6 @@ class Limits:
                 f"{self.max_memory / 2**20:,.1f} MiB (max_memory, --max-memory)")
 
 
-def _limits(max_length: int | None, max_memory: int | None) -> Limits:
-    return Limits(max_length=max_length, max_memory=max_memory)
-
-
 class SeqzipDecompressor:
     """Incremental decompressor of one stream, like ``bz2.BZ2Decompressor``.
 
@@ -674,7 +669,7 @@ def decompress(data: bytes, *, dictionary: Predictor | str | os.PathLike | None 
         >>> decompress(compress(b"one ") + compress(b"two", model="order2"))
         b'one two'
     """
-    d = SeqzipDecompressor(dictionary, _limits(max_length, max_memory))
+    d = SeqzipDecompressor(dictionary, Limits(max_length, max_memory))
     d._buffer += memoryview(data).cast("B")
     results, streams = [], 0
     while True:
@@ -818,7 +813,7 @@ class SeqzipFile(io.BufferedIOBase):
                  level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL, seed: int = 0,
                  block_size: int = DEFAULT_FRAME, max_length: int | None = DEFAULT_MAX_LENGTH,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
-        self._limits = _limits(max_length, max_memory)
+        self._limits = Limits(max_length, max_memory)
         if mode not in ("r", "rb", "w", "wb", "x", "xb", "a", "ab"):
             raise ValueError(f"invalid mode {mode!r}")
         self._reading = mode.startswith("r")
@@ -1030,7 +1025,7 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
         150
     """
     _check_processes(processes)
-    limits = _limits(max_length, max_memory)
+    limits = Limits(max_length, max_memory)
     dictionary = load_dictionary(dictionary)
     if processes > 1 and _seekable(src) and dictionary is None:
         start = src.tell()
@@ -1101,7 +1096,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
             src.seek(position)
             expected = next_frame_symbols(header, done)
             try:
-                payload_len, _ = parse_frame_head(src.read(FRAME_HEAD_SIZE), 0, expected,
+                payload_len, _ = parse_frame_head(src.read(FRAME_HEAD.size), 0, expected,
                                                   frames)
             except NeedMoreData:
                 raise TruncatedError("compressed data ended before the end of the stream"
