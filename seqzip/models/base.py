@@ -186,6 +186,24 @@ def config_from_header(cls: type[C], data: bytes, version: int) -> C:
     return cls.for_level(data[0])
 
 
+def check_output_layer(config: Any) -> None:
+    """Range checks of the fields every online network shares (its output layer's QDH writing
+    step and the experts' gates: ``seqzip._kernels.online``).
+
+        >>> from types import SimpleNamespace
+        >>> check_output_layer(SimpleNamespace(writing_memory=0, writing_eps=1.0,
+        ...                    writing_prior=1.0, rate_beta=1.0, beta_eps=1.0))
+        Traceback (most recent call last):
+        ...
+        ValueError: writing_memory must be in [1, 16777216], got 0
+    """
+    check_range("writing_memory", config.writing_memory, 1, 1 << 24)
+    check_range("writing_eps", config.writing_eps, 1e-12, 1e6)
+    check_range("writing_prior", config.writing_prior, 0.0, 1e9)
+    check_range("rate_beta", config.rate_beta, 0.0, 1e3)
+    check_range("beta_eps", config.beta_eps, 1e-12, 1e6)
+
+
 def check_range(name: str, value: float, low: float, high: float) -> None:
     """Raise ``ValueError`` unless ``low <= value <= high``.
 

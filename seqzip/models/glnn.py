@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._kernels import glnn as kernels
-from .base import Model, check_range
+from .base import Model, check_output_layer, check_range
 from .experts import experts_memory, make_experts, parse_experts
 
 METRICS = ("qdrbpm", "qdruop", "rbpm", "ruop")
@@ -69,15 +69,11 @@ class GLNNConfig:
             raise ValueError("window must be at most 8 times the interval")
         check_range("decay", self.decay, 0.0, 1.0)
         check_range("eps", self.eps, 1e-12, 1e6)
-        check_range("writing_memory", self.writing_memory, 1, 1 << 24)
-        check_range("writing_eps", self.writing_eps, 1e-12, 1e6)
-        check_range("writing_prior", self.writing_prior, 0.0, 1e9)
+        check_output_layer(self)
         check_range("rate_w", self.rate_w, 0.0, 1e3)
         check_range("rate_tau", self.rate_tau, 0.0, 1e3)
         check_range("rate_tau_max", self.rate_tau_max, 0.0, 1e3)
         check_range("alpha", self.alpha, 0.01, 10.0)
-        check_range("rate_beta", self.rate_beta, 0.0, 1e3)
-        check_range("beta_eps", self.beta_eps, 1e-12, 1e6)
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}")
         parse_experts(self.experts)

@@ -23,7 +23,7 @@ import numpy as np
 from .._kernels import lstm as kernels
 from .._kernels.relu_rnn import oinit_matrix
 from .._kernels.prng import normal_stream
-from .base import Model, check_range
+from .base import Model, check_output_layer, check_range
 from .experts import experts_memory, make_experts, parse_experts
 
 CELLS = ("lstm", "mlstm", "mrnn")
@@ -101,11 +101,7 @@ class RNNConfig:
         check_range("decay", self.decay, 0.0, 1.0)
         check_range("eps", self.eps, 1e-12, 1e6)
         check_range("rate_w", self.rate_w, 0.0, 1e3)
-        check_range("writing_memory", self.writing_memory, 1, 1 << 24)
-        check_range("writing_eps", self.writing_eps, 1e-12, 1e6)
-        check_range("writing_prior", self.writing_prior, 0.0, 1e9)
-        check_range("rate_beta", self.rate_beta, 0.0, 1e3)
-        check_range("beta_eps", self.beta_eps, 1e-12, 1e6)
+        check_output_layer(self)
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}")
         if self.init not in INITS:

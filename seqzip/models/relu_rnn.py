@@ -23,7 +23,7 @@ import numpy as np
 
 from .._kernels import relu_rnn as kernels
 from .._kernels.prng import normal_stream
-from .base import Model, check_range
+from .base import Model, check_output_layer, check_range
 from .experts import experts_memory, make_experts, parse_experts
 
 OPTIMIZERS = ("path-sgd", "sgd")
@@ -77,11 +77,7 @@ class ReLURNNConfig:
         check_range("init_radius", self.init_radius, 0.0, 10.0)
         check_range("oinit_rate", self.oinit_rate, 1e-6, 1.0)
         check_range("open_penalty", self.open_penalty, 0.0, 1e6)
-        check_range("writing_memory", self.writing_memory, 1, 1 << 24)
-        check_range("writing_eps", self.writing_eps, 1e-12, 1e6)
-        check_range("writing_prior", self.writing_prior, 0.0, 1e9)
-        check_range("rate_beta", self.rate_beta, 0.0, 1e3)
-        check_range("beta_eps", self.beta_eps, 1e-12, 1e6)
+        check_output_layer(self)
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}")
         if self.oinit and self.init_radius == 0.0:
