@@ -236,9 +236,13 @@ def test_a_fifo_output_is_written_into_not_replaced(tmp_path):
     source = tmp_path / "in.txt"
     source.write_bytes(TEXT)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
-    result = seqzip_cmd("compress", "-q", "-f", "--model", "order2", "-o", str(fifo),
-                        str(source))
-    got = reader.communicate(timeout=60)[0]
+    try:
+        result = seqzip_cmd("compress", "-q", "-f", "--model", "order2", "-o", str(fifo),
+                            str(source))
+        got = reader.communicate(timeout=60)[0]
+    finally:  # a failed run never opens the FIFO: the reader would wait for ever
+        reader.kill()
+        reader.wait()
     assert result.returncode == 0, result.stderr
     assert stat_is_fifo(fifo) and seqzip.decompress(got) == TEXT
 
