@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import builtins
 import collections
-import contextlib
 import dataclasses
 import io
 import os
@@ -213,17 +212,6 @@ def _seekable(src: IO[bytes]) -> bool:
         return False
 
 
-@contextlib.contextmanager
-def _spooled(src: IO[bytes]) -> Iterator[IO[bytes]]:
-    """A non-seekable input copied to a temporary file, rewound (the compressor reads its
-    input twice)."""
-    with tempfile.TemporaryFile() as spool:
-        while chunk := src.read(CHUNK * 16):
-            spool.write(chunk)
-        spool.seek(0)
-        yield spool
-
-
 def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                   level: int = DEFAULT_LEVEL, seed: int = 0, frame_size: int = DEFAULT_FRAME,
                   config: Any = None, progress: Progress | None = None,
@@ -270,7 +258,10 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     _check_frame_size(frame_size)
     _check_processes(processes)
     if not _seekable(src):
-        with _spooled(src) as spool:
+        with tempfile.TemporaryFile() as spool:
+            while chunk := src.read(CHUNK * 16):
+                spool.write(chunk)
+            spool.seek(0)
             return compress_file(spool, dst, model=model, seed=seed, frame_size=frame_size,
                                  config=config, progress=progress, processes=processes)
     if processes > 1:
@@ -390,7 +381,10 @@ def _compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predic
                               frame_size: int, progress: Progress | None) -> int:
     _check_frame_size(frame_size)
     if not _seekable(src):
-        with _spooled(src) as spool:
+        with tempfile.TemporaryFile() as spool:
+            while chunk := src.read(CHUNK * 16):
+                spool.write(chunk)
+            spool.seek(0)
             return _compress_with_dictionary(spool, dst, dictionary, frame_size, progress)
     spec = spec_by_name(dictionary.model_name)
     start = src.tell()

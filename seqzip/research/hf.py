@@ -691,9 +691,12 @@ def fit_bytes(data: bytes, validation: bytes | None = None, *, kind: str = "mlst
     """
     if kind not in KINDS:
         raise ValueError(f"unknown model {kind!r}; choose from {', '.join(KINDS)}")
-    from .training import split_validation
-
-    data, validation, alphabet = split_validation(data, validation)
+    if validation is None:
+        cut = len(data) - max(1, len(data) // 10)
+        data, validation = data[:cut], data[cut:]
+    if len(data) < 2 or not validation:
+        raise ValueError("not enough data to train on")
+    alphabet = sorted(set(data) | set(validation))
     lut = np.zeros(256, dtype=np.int64)
     lut[alphabet] = np.arange(len(alphabet))
     seq_len = max(2, min(seq_len, len(data)))

@@ -454,9 +454,14 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str, bu
         >>> alphabet == sorted(set(data)), n_valid == len(data) // 10, result.n_units
         (True, True, 4)
     """
-    from .training import encode, split_validation
+    from .training import encode
 
-    data, validation, alphabet = split_validation(data, validation, min_train=3)
+    if validation is None:
+        cut = len(data) - max(1, len(data) // 10)
+        data, validation = data[:cut], data[cut:]
+    if len(data) < 3 or not validation:
+        raise ValueError("not enough data to train on")
+    alphabet = sorted(set(data) | set(validation))
     result = fit(method, encode(data, alphabet), encode(validation, alphabet), len(alphabet),
                  budget, sizes=[units] if units else None, seed=seed)
     return result, alphabet, len(validation)

@@ -181,25 +181,6 @@ def _train_for(cand: Candidate, valid_x: np.ndarray, seconds: float, eval_every:
     cand.seconds += time.process_time() - start
 
 
-def split_validation(data: bytes, validation: bytes | None, min_train: int = 2
-                     ) -> tuple[bytes, bytes, list[int]]:
-    """(training data, validation data, their sorted alphabet): without ``validation``, the
-    last 10% of ``data`` validates.  Shared by every ``train_bytes`` of the research layer.
-
-        >>> split_validation(b"abcdefghij", None)
-        (b'abcdefghi', b'j', [97, 98, 99, 100, 101, 102, 103, 104, 105, 106])
-
-    Raises:
-        ValueError: fewer than ``min_train`` training bytes, or no validation data.
-    """
-    if validation is None:
-        cut = len(data) - max(1, len(data) // 10)
-        data, validation = data[:cut], data[cut:]
-    if len(data) < min_train or not validation:
-        raise ValueError("not enough data to train on")
-    return data, validation, sorted(set(data) | set(validation))
-
-
 def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "glnn-qdh-rbpm",
                 budget: float = 60.0, units: int | None = None,
                 connectivity: int | None = None, seed: int = 0) -> tuple[FitResult, list[int],
@@ -217,7 +198,12 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
         >>> alphabet, n
         ([97, 98, 99], 30)
     """
-    data, validation, alphabet = split_validation(data, validation)
+    if validation is None:
+        cut = len(data) - max(1, len(data) // 10)
+        data, validation = data[:cut], data[cut:]
+    if len(data) < 2 or not validation:
+        raise ValueError("not enough data to train on")
+    alphabet = sorted(set(data) | set(validation))
     result = fit(method, encode(data, alphabet), encode(validation, alphabet), len(alphabet),
                  budget, sizes=[units] if units else None, seed=seed,
                  connectivity=[connectivity] if connectivity else None)
