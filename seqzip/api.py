@@ -13,203 +13,33 @@ spooled to a temporary file (memory stays bounded; disk holds the copy).
 from __future__ import annotations
 
 import builtins
-import collections
-import dataclasses
 import io
 import os
-import signal
 import tempfile
 import zlib
-from typing import IO, Any, BinaryIO, Callable, Iterator
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 
 from . import coder
-from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY,
-                        DICTIONARY_VERSION, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
-                        block_bounds, block_check, frame_checks, frame_size_on_disk,
-                        next_frame_symbols, pack_frame, parse_frame, parse_frame_head,
-                        parse_header)
-from .errors import (CorruptError, DictionaryError, LimitError, NotSeqzipError, SeqzipError,
-                     TruncatedError)
-from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
-                     config_from_header, config_to_header, create, make_config, spec_by_id,
-                     spec_by_name)
+from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY, NeedMoreData,
+                        StreamHeader, block_bounds, block_check, next_frame_symbols,
+                        parse_frame, parse_header)
+from .errors import CorruptError, NotSeqzipError, TruncatedError
+from .models import DEFAULT_LEVEL, DEFAULT_MODEL, Model, check_level, make_config, spec_by_name
+from .pieces import (MAX_PIECE, MIN_PIECE, StreamSpan, compress_pieces, decompress_pieces,
+                     piece_size, stream_spans)
 from .predictor import Predictor
+from .session import (CHUNK, SPOOL_MEMORY, Limits, Progress, _check_frame_size,
+                      _check_positive, _check_processes, _check_seed, _model_alphabet,
+                      _seekable, _SymbolMap, compress_stream, compress_with_dictionary,
+                      config_for_header, load_dictionary, model_for_header, spec_for_header,
+                      spooled, symbols_of)
 
-CHUNK = 1 << 16
-SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
-# Independent pieces (``processes`` > 1): at least MIN_PIECE bytes, so that a model restart is
-# paid on enough data, and at most MAX_PIECE, which bounds the memory of the pieces in flight.
-MIN_PIECE = 64 << 10
-MAX_PIECE = 8 << 20
-Progress = Callable[[int], None]
-
-
-def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
-    return seed
-
-
-def _check_frame_size(frame_size: int) -> int:
-    if isinstance(frame_size, bool) or not isinstance(frame_size, int) \
-            or not 1 <= frame_size <= MAX_FRAME:
-        raise ValueError(f"frame_size must be an integer in [1, {MAX_FRAME}], got {frame_size!r}")
-    return frame_size
-
-
-def spec_for_header(header: StreamHeader) -> ModelSpec:
-    """The model family a stream header names.
-
-    Raises:
-        CorruptError: the header names no model this build knows.
-
-        >>> header, _ = parse_header(compress(b"hi", model="ctw"))
-        >>> spec_for_header(header).name
-        'ctw'
-    """
-    spec = spec_by_id(header.model_id)
-    if spec is None:
-        raise CorruptError(f"unknown model id {header.model_id} in header")
-    return spec
-
-
-def config_for_header(header: StreamHeader) -> Any:
-    """The model config stored in a stream header.
-
-    Raises:
-        CorruptError: the stored config does not describe a valid model.
-
-        >>> header, _ = parse_header(compress(b"hi", 2, model="order2"))
-        >>> config_for_header(header) == make_config("order2", 2)
-        True
-    """
-    spec = spec_for_header(header)
-    try:
-        return config_from_header(spec.config_class, header.config, header.version)
-    except (ValueError, TypeError) as exc:
-        raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
-
-
-def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
-                     config: Any = None) -> Model | None:
-    """Build the model a stream was coded with, from its header alone (None for empty data),
-    or, for a stream coded from a model file, from that file's state (``dictionary``);
-    ``config``, when given, is the header's already parsed.
-
-    Raises:
-        CorruptError: the stored config does not describe a valid model.
-        DictionaryError: the stream needs a model file and ``dictionary`` is not that one.
-
-        >>> header, _ = parse_header(compress(b"hi", model="order2"))
-        >>> model_for_header(header).alphabet
-        b'hi'
-    """
-    if header.dictionary:
-        return _dictionary_model(header, dictionary)
-    if config is None:
-        config = config_for_header(header)
-    if not header.alphabet:
-        return None
-    return create(spec_for_header(header).name, config, alphabet=header.alphabet,
-                  seed=header.seed)
-
-
-def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predictor | None:
-    """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
-    given.
-
-    Raises:
-        ValueError: not a readable model file.
-        OSError: the file cannot be read.
-
-        >>> d = Predictor("order2", 1)
-        >>> load_dictionary(d) is d, load_dictionary(None)
-        (True, None)
-    """
-    if dictionary is None or isinstance(dictionary, Predictor):
-        return dictionary
-    return Predictor.load(dictionary)
-
-
-def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Model | None:
-    wanted = header.dictionary.hex()
-    if dictionary is None:
-        raise DictionaryError(f"stream was coded with model file {wanted} (sha256 prefix): "
-                              "give that file as the dictionary (--dict)")
-    if dictionary.file_hash != header.dictionary:
-        raise DictionaryError(f"stream was coded with model file {wanted}, not with the "
-                              f"given one ({dictionary.file_hash.hex()})")
-    spec = spec_by_name(dictionary.model_name)
-    if spec.model_id != header.model_id or \
-            config_for_header(header) != dictionary.config or header.seed != dictionary.seed:
-        raise CorruptError("stream header disagrees with its model file")
-    if not header.alphabet:
-        return None
-    if header.alphabet.translate(None, dictionary.alphabet):
-        raise CorruptError("stream holds bytes outside its model file's alphabet")
-    return dictionary.copy()._model
-
-
-def _model_alphabet(header: StreamHeader, dictionary: Predictor | None) -> bytes:
-    """The alphabet the stream's model codes over: the data's, or its model file's."""
-    return dictionary.alphabet if header.dictionary else header.alphabet
-
-
-class _SymbolMap:
-    """Bytes <-> alphabet indices for one stream."""
-
-    def __init__(self, alphabet: bytes) -> None:
-        self.to_symbol = np.zeros(256, dtype=np.uint8)
-        self.to_symbol[np.frombuffer(alphabet, dtype=np.uint8)] = np.arange(len(alphabet))
-        self.to_byte = np.frombuffer(alphabet, dtype=np.uint8).copy()
-
-    def symbols(self, data: bytes) -> np.ndarray:
-        return self.to_symbol[np.frombuffer(data, dtype=np.uint8)]
-
-    def data(self, symbols: np.ndarray) -> bytes:
-        return self.to_byte[symbols].tobytes()
-
-
-def symbols_of(data: bytes) -> tuple[np.ndarray, bytes]:
-    """The alphabet indices (uint8) of ``data`` and its alphabet (the byte values present).
-
-        >>> symbols, alphabet = symbols_of(b"abca")
-        >>> symbols.tolist(), alphabet
-        ([0, 1, 2, 0], b'abc')
-    """
-    alphabet = bytes(sorted(set(data)))
-    return _SymbolMap(alphabet).symbols(data), alphabet
-
-
-def _read_exact(src: IO[bytes], n: int) -> bytes:
-    parts, got = [], 0
-    while got < n:
-        part = src.read(n - got)
-        if not part:
-            break
-        parts.append(part)
-        got += len(part)
-    return b"".join(parts)
-
-
-def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:
-    """Length, alphabet and CRC-32 of everything ``src`` yields."""
-    present = np.zeros(256, dtype=bool)
-    length, crc = 0, 0
-    while chunk := src.read(CHUNK * 16):
-        present[np.frombuffer(chunk, dtype=np.uint8)] = True
-        length += len(chunk)
-        crc = zlib.crc32(chunk, crc)
-    return length, bytes(np.flatnonzero(present).astype(np.uint8)), crc
-
-
-def _seekable(src: IO[bytes]) -> bool:
-    try:
-        return src.seekable()
-    except (AttributeError, ValueError, OSError):
-        return False
+__all__ = ["compress", "decompress", "open", "compress_file", "decompress_file",
+           "SeqzipCompressor", "SeqzipDecompressor", "SeqzipFile", "Limits", "StreamSpan",
+           "stream_spans", "piece_size", "symbols_of", "spec_for_header", "config_for_header",
+           "model_for_header", "load_dictionary", "MIN_PIECE", "MAX_PIECE"]
 
 
 def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
@@ -247,8 +77,8 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
         (True, b'to be or ')
     """
     if dictionary is not None:
-        return _compress_with_dictionary(src, dst, load_dictionary(dictionary), frame_size,
-                                         progress)
+        return compress_with_dictionary(src, dst, load_dictionary(dictionary), frame_size,
+                                        progress)
     spec = spec_by_name(model)
     if config is None:
         config = make_config(model, level)
@@ -258,10 +88,7 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     _check_frame_size(frame_size)
     _check_processes(processes)
     if not _seekable(src):
-        with tempfile.TemporaryFile() as spool:
-            while chunk := src.read(CHUNK * 16):
-                spool.write(chunk)
-            spool.seek(0)
+        with spooled(src) as spool:
             return compress_file(spool, dst, model=model, seed=seed, frame_size=frame_size,
                                  config=config, progress=progress, processes=processes)
     if processes > 1:
@@ -270,81 +97,9 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
         src.seek(start)
         piece = piece_size(length, processes)
         if piece < length:
-            return _compress_pieces(src, dst, length, piece, processes, model, config, seed,
-                                    frame_size, progress)
-    start = src.tell()
-    length, alphabet, crc = _scan(src)
-    src.seek(start)
-    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
-                          length, frame_size,
-                          alphabet, crc)
-    written = dst.write(header.pack()) or 0
-    written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
-    return written
-
-
-def _check_positive(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
-def _check_processes(processes: int) -> int:
-    return _check_positive("processes", processes)
-
-
-def piece_size(length: int, processes: int) -> int:
-    """Bytes per independent piece when ``length`` bytes are coded on ``processes`` processes.
-
-        >>> piece_size(152_089, 2), piece_size(10_000, 4), piece_size(10**9, 2) == MAX_PIECE
-        (76045, 65536, True)
-    """
-    return max(MIN_PIECE, min(MAX_PIECE, -(-length // processes)))
-
-
-def _pool(processes: int):
-    """A pool of worker processes that end with their parent.
-
-    A process with one thread (the command line) forks its workers: each asks the kernel to
-    kill it when its parent dies (Linux), so nothing runs on after a signal.  A process with
-    threads takes its workers from a fork server instead (a fresh interpreter that imported
-    this module), since forking a process with threads risks deadlocks.
-    """
-    import multiprocessing
-    import threading
-
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        context = multiprocessing.get_context("fork")
-        parent = os.getpid()
-    elif "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        parent = None
-    else:
-        context = multiprocessing.get_context("spawn")
-        parent = None
-    return context.Pool(processes, initializer=_worker_init, initargs=(parent,))
-
-
-def _worker_init(parent: int | None) -> None:
-    # Ctrl-C reaches the whole process group: the parent decides, and its end ends the pool.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # Linux: be killed when the parent ends, even by SIGKILL
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if parent is not None and os.getppid() != parent:
-        os._exit(1)  # the parent ended before the line above took effect
-
-
-def _wait(result) -> Any:
-    """``result.get()`` in short waits, so that signal handlers, where installed, run promptly."""
-    while not result.ready():
-        result.wait(0.2)
-    return result.get()
+            return compress_pieces(src, dst, length, piece, processes, _compress_piece,
+                                   (model, config, seed, frame_size), progress)
+    return compress_stream(src, dst, spec, config, seed, frame_size, progress)
 
 
 def _compress_piece(data: bytes, model: str, config: Any, seed: int, frame_size: int) -> bytes:
@@ -352,76 +107,6 @@ def _compress_piece(data: bytes, model: str, config: Any, seed: int, frame_size:
     compress_file(io.BytesIO(data), out, model=model, config=config, seed=seed,
                   frame_size=frame_size)
     return out.getvalue()
-
-
-def _compress_pieces(src: IO[bytes], dst: IO[bytes], length: int, piece: int, processes: int,
-                     model: str, config: Any, seed: int, frame_size: int,
-                     progress: Progress | None) -> int:
-    written, offset = 0, 0
-    pending: collections.deque = collections.deque()
-    with _pool(processes) as pool:  # leaving the block terminates the workers
-        while offset < length or pending:
-            while offset < length and len(pending) <= processes:
-                chunk = _read_exact(src, min(piece, length - offset))
-                if not chunk:
-                    raise SeqzipError("input changed while it was being compressed")
-                offset += len(chunk)
-                pending.append((len(chunk), pool.apply_async(
-                    _compress_piece, (chunk, model, config, seed, frame_size))))
-            n, result = pending.popleft()
-            written += dst.write(_wait(result)) or 0
-            if progress:
-                progress(n)
-    if src.read(1):
-        raise SeqzipError("input changed while it was being compressed")
-    return written
-
-
-def _compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predictor,
-                              frame_size: int, progress: Progress | None) -> int:
-    _check_frame_size(frame_size)
-    if not _seekable(src):
-        with tempfile.TemporaryFile() as spool:
-            while chunk := src.read(CHUNK * 16):
-                spool.write(chunk)
-            spool.seek(0)
-            return _compress_with_dictionary(spool, dst, dictionary, frame_size, progress)
-    spec = spec_by_name(dictionary.model_name)
-    start = src.tell()
-    length, alphabet, crc = _scan(src)
-    src.seek(start)
-    outside = alphabet.translate(None, dictionary.alphabet)
-    if outside:
-        raise ValueError(f"the input holds byte {outside[0]}, outside the model file's "
-                         "alphabet")
-    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, dictionary.config),
-                          dictionary.seed, length, frame_size, alphabet, crc,
-                          DICTIONARY_VERSION, dictionary.file_hash)
-    written = dst.write(header.pack()) or 0
-    written += sum(dst.write(frame) or 0
-                   for frame in _encode_frames(header, src, progress, dictionary))
-    return written
-
-
-def _encode_frames(header: StreamHeader, src: IO[bytes],
-                   progress: Progress | None, dictionary: Predictor | None = None
-                   ) -> Iterator[bytes]:
-    model = model_for_header(header, dictionary)
-    symbol_map = _SymbolMap(_model_alphabet(header, dictionary))
-    done, crc = 0, 0
-    while done < header.length:
-        chunk = _read_exact(src, next_frame_symbols(header, done))
-        if len(chunk) < next_frame_symbols(header, done) or \
-                chunk.translate(None, header.alphabet):
-            raise SeqzipError("input changed while it was being compressed")
-        crc = zlib.crc32(chunk, crc)
-        symbols = symbol_map.symbols(chunk)
-        yield pack_frame(len(chunk), coder.encode(model, symbols), frame_checks(symbols))
-        done += len(chunk)
-        if progress:
-            progress(len(chunk))
-    if crc != header.crc32 or src.read(1):
-        raise SeqzipError("input changed while it was being compressed")
 
 
 def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
@@ -453,45 +138,6 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MO
                   seed=seed, dictionary=dictionary)
     return out.getvalue()
 
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    """What a decoder may spend on a stream, checked from its header before anything is
-    allocated or decoded (``None``: no limit).
-
-    ``max_length`` bounds the decoded bytes of a call (all its concatenated streams together):
-    a header declaring more is refused.  ``max_memory`` bounds the memory a stream's model
-    may allocate, as its config's ``memory_bytes`` computes it (a bound: models that grow, as
-    CTW does, start far smaller).  The defaults admit every level of every model on any
-    alphabet (the largest, ``glnn -9``, needs up to 1,062 MiB) and refuse forged headers
-    asking for more.
-
-        >>> Limits().max_memory // 2**20, Limits().max_length // 2**30
-        (2048, 256)
-    """
-    max_length: int | None = DEFAULT_MAX_LENGTH
-    max_memory: int | None = DEFAULT_MAX_MEMORY
-
-    def __post_init__(self) -> None:
-        for name in ("max_length", "max_memory"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 0):
-                raise ValueError(f"{name} must be a non-negative integer or None, "
-                                 f"got {value!r}")
-
-    def check_length(self, done: int, header: StreamHeader) -> None:
-        if self.max_length is not None and done + header.length > self.max_length:
-            raise LimitError(
-                f"stream declares {header.length:,} bytes of output, over the limit of "
-                f"{self.max_length:,} (max_length, --max-length)")
-
-    def check_memory(self, header: StreamHeader, config: Any) -> None:
-        need = config.memory_bytes(max(len(header.alphabet), 1))
-        if self.max_memory is not None and need > self.max_memory:
-            raise LimitError(
-                f"stream's model may need {need / 2**20:,.1f} MiB of memory, over the limit of "
-                f"{self.max_memory / 2**20:,.1f} MiB (max_memory, --max-memory)")
 
 
 class SeqzipDecompressor:
@@ -1036,7 +682,8 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
             for span in spans:
                 limits.check_length(before, span.header)
                 before += span.length
-            return _decompress_pieces(src, dst, spans, processes, progress, limits)
+            return decompress_pieces(src, dst, spans, processes, progress, decompress,
+                                     dict(max_length=None, max_memory=limits.max_memory))
     reader = _DecompressReader(src, dictionary, limits)
     written = 0
     while chunk := reader.read(CHUNK * 16):
@@ -1045,89 +692,4 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
             progress(len(chunk))
     if not reader._started:
         raise TruncatedError("empty input: not a seqzip stream")
-    return written
-
-
-class StreamSpan(collections.namedtuple("StreamSpan", "start end header")):
-    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header.
-
-        >>> span = stream_spans(io.BytesIO(compress(b"abc", model="order2")))[0]
-        >>> span.start, span.length
-        (0, 3)
-    """
-
-    @property
-    def length(self) -> int:
-        return self.header.length
-
-
-def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
-    """The streams of a seekable ``src`` from its position on, found by reading headers and
-    frame heads only (payloads are skipped by seeking, not read or checked).
-
-    Raises:
-        TruncatedError, NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
-
-        >>> spans = stream_spans(io.BytesIO(compress(b"ab" * 50) + compress(b"")))
-        >>> [(s.length, s.start) for s in spans][1][0], spans[0].end == spans[1].start
-        (0, True)
-    """
-    spans = []
-    origin = src.tell()
-    size = src.seek(0, os.SEEK_END)
-    src.seek(origin)
-    while True:
-        start = src.tell()
-        head = src.read(CHUNK)
-        if not head:
-            break
-        while True:
-            try:
-                header, used = parse_header(head)
-                break
-            except NeedMoreData:
-                more = src.read(CHUNK)
-                if not more:
-                    raise TruncatedError("compressed data ended before the end of the stream"
-                                         ) from None
-                head += more
-        position, done, frames = start + used, 0, 0
-        while done < header.length:
-            src.seek(position)
-            expected = next_frame_symbols(header, done)
-            try:
-                payload_len, _ = parse_frame_head(src.read(FRAME_HEAD.size), 0, expected,
-                                                  frames)
-            except NeedMoreData:
-                raise TruncatedError("compressed data ended before the end of the stream"
-                                     ) from None
-            position += frame_size_on_disk(header.version, expected, payload_len)
-            done += expected
-            frames += 1
-        if position > size:
-            raise TruncatedError("compressed data ended before the end of the stream")
-        src.seek(position)
-        spans.append(StreamSpan(start, position, header))
-    if not spans:
-        raise TruncatedError("empty input: not a seqzip stream")
-    return spans
-
-
-def _decompress_pieces(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], processes: int,
-                       progress: Progress | None, limits: Limits) -> int:
-    written = 0
-    queue = collections.deque(spans)
-    pending: collections.deque = collections.deque()
-    with _pool(processes) as pool:  # leaving the block terminates the workers
-        while queue or pending:
-            while queue and len(pending) <= processes:
-                span = queue.popleft()
-                src.seek(span.start)
-                data = _read_exact(src, span.end - span.start)
-                pending.append(pool.apply_async(decompress, (data,), dict(
-                    max_length=None, max_memory=limits.max_memory)))
-            data = _wait(pending.popleft())
-            written += dst.write(data) or 0
-            if progress:
-                progress(len(data))
     return written

@@ -1,0 +1,341 @@
+"""One stream's session: from a header to the model that codes it, and the frames of one
+stream written from an input.
+
+The bz2-shaped faces (:mod:`seqzip.api`) and the pieces of parallel coding
+(:mod:`seqzip.pieces`) are built on these: a header names the model family, its config, seed and
+alphabet; :func:`model_for_header` builds that model (or takes a model file's state);
+:func:`compress_stream` scans an input for its length, alphabet and checksum and writes one
+stream frame by frame.
+
+    >>> import io
+    >>> from seqzip.models import make_config, spec_by_name
+    >>> out = io.BytesIO()
+    >>> n = compress_stream(io.BytesIO(b"abcabc"), out, spec_by_name("order2"),
+    ...                     make_config("order2", 1), 0, DEFAULT_FRAME)
+    >>> header, used = parse_header(out.getvalue())
+    >>> header.length, header.alphabet, model_for_header(header).alphabet
+    (6, b'abc', b'abc')
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import zlib
+from typing import IO, Any, Callable, Iterator
+
+import numpy as np
+
+from . import coder
+from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY,
+                        DICTIONARY_VERSION, MAX_FRAME, StreamHeader, frame_checks,
+                        next_frame_symbols, pack_frame, parse_header)
+from .errors import CorruptError, DictionaryError, LimitError, SeqzipError
+from .models import (Model, ModelSpec, config_from_header, config_to_header, create,
+                     make_config, spec_by_id, spec_by_name)
+from .predictor import Predictor
+
+CHUNK = 1 << 16
+SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
+Progress = Callable[[int], None]
+
+
+def _check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+    return seed
+
+
+def _check_frame_size(frame_size: int) -> int:
+    if isinstance(frame_size, bool) or not isinstance(frame_size, int) \
+            or not 1 <= frame_size <= MAX_FRAME:
+        raise ValueError(f"frame_size must be an integer in [1, {MAX_FRAME}], got {frame_size!r}")
+    return frame_size
+
+
+def spec_for_header(header: StreamHeader) -> ModelSpec:
+    """The model family a stream header names.
+
+    Raises:
+        CorruptError: the header names no model this build knows.
+
+        >>> from seqzip.api import compress
+        >>> header, _ = parse_header(compress(b"hi", model="ctw"))
+        >>> spec_for_header(header).name
+        'ctw'
+    """
+    spec = spec_by_id(header.model_id)
+    if spec is None:
+        raise CorruptError(f"unknown model id {header.model_id} in header")
+    return spec
+
+
+def config_for_header(header: StreamHeader) -> Any:
+    """The model config stored in a stream header.
+
+    Raises:
+        CorruptError: the stored config does not describe a valid model.
+
+        >>> from seqzip.api import compress
+        >>> header, _ = parse_header(compress(b"hi", 2, model="order2"))
+        >>> config_for_header(header) == make_config("order2", 2)
+        True
+    """
+    spec = spec_for_header(header)
+    try:
+        return config_from_header(spec.config_class, header.config, header.version)
+    except (ValueError, TypeError) as exc:
+        raise CorruptError(f"header holds an invalid {spec.name} config: {exc}") from None
+
+
+def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
+                     config: Any = None) -> Model | None:
+    """Build the model a stream was coded with, from its header alone (None for empty data),
+    or, for a stream coded from a model file, from that file's state (``dictionary``);
+    ``config``, when given, is the header's already parsed.
+
+    Raises:
+        CorruptError: the stored config does not describe a valid model.
+        DictionaryError: the stream needs a model file and ``dictionary`` is not that one.
+
+        >>> from seqzip.api import compress
+        >>> header, _ = parse_header(compress(b"hi", model="order2"))
+        >>> model_for_header(header).alphabet
+        b'hi'
+    """
+    if header.dictionary:
+        return _dictionary_model(header, dictionary)
+    if config is None:
+        config = config_for_header(header)
+    if not header.alphabet:
+        return None
+    return create(spec_for_header(header).name, config, alphabet=header.alphabet,
+                  seed=header.seed)
+
+
+def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predictor | None:
+    """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
+    given.
+
+    Raises:
+        ValueError: not a readable model file.
+        OSError: the file cannot be read.
+
+        >>> d = Predictor("order2", 1)
+        >>> load_dictionary(d) is d, load_dictionary(None)
+        (True, None)
+    """
+    if dictionary is None or isinstance(dictionary, Predictor):
+        return dictionary
+    return Predictor.load(dictionary)
+
+
+def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Model | None:
+    wanted = header.dictionary.hex()
+    if dictionary is None:
+        raise DictionaryError(f"stream was coded with model file {wanted} (sha256 prefix): "
+                              "give that file as the dictionary (--dict)")
+    if dictionary.file_hash != header.dictionary:
+        raise DictionaryError(f"stream was coded with model file {wanted}, not with the "
+                              f"given one ({dictionary.file_hash.hex()})")
+    spec = spec_by_name(dictionary.model_name)
+    if spec.model_id != header.model_id or \
+            config_for_header(header) != dictionary.config or header.seed != dictionary.seed:
+        raise CorruptError("stream header disagrees with its model file")
+    if not header.alphabet:
+        return None
+    if header.alphabet.translate(None, dictionary.alphabet):
+        raise CorruptError("stream holds bytes outside its model file's alphabet")
+    return dictionary.copy()._model
+
+
+def _model_alphabet(header: StreamHeader, dictionary: Predictor | None) -> bytes:
+    """The alphabet the stream's model codes over: the data's, or its model file's."""
+    return dictionary.alphabet if header.dictionary else header.alphabet
+
+
+class _SymbolMap:
+    """Bytes <-> alphabet indices for one stream."""
+
+    def __init__(self, alphabet: bytes) -> None:
+        self.to_symbol = np.zeros(256, dtype=np.uint8)
+        self.to_symbol[np.frombuffer(alphabet, dtype=np.uint8)] = np.arange(len(alphabet))
+        self.to_byte = np.frombuffer(alphabet, dtype=np.uint8).copy()
+
+    def symbols(self, data: bytes) -> np.ndarray:
+        return self.to_symbol[np.frombuffer(data, dtype=np.uint8)]
+
+    def data(self, symbols: np.ndarray) -> bytes:
+        return self.to_byte[symbols].tobytes()
+
+
+def symbols_of(data: bytes) -> tuple[np.ndarray, bytes]:
+    """The alphabet indices (uint8) of ``data`` and its alphabet (the byte values present).
+
+        >>> symbols, alphabet = symbols_of(b"abca")
+        >>> symbols.tolist(), alphabet
+        ([0, 1, 2, 0], b'abc')
+    """
+    alphabet = bytes(sorted(set(data)))
+    return _SymbolMap(alphabet).symbols(data), alphabet
+
+
+def _read_exact(src: IO[bytes], n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        part = src.read(n - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:
+    """Length, alphabet and CRC-32 of everything ``src`` yields."""
+    present = np.zeros(256, dtype=bool)
+    length, crc = 0, 0
+    while chunk := src.read(CHUNK * 16):
+        present[np.frombuffer(chunk, dtype=np.uint8)] = True
+        length += len(chunk)
+        crc = zlib.crc32(chunk, crc)
+    return length, bytes(np.flatnonzero(present).astype(np.uint8)), crc
+
+
+def _seekable(src: IO[bytes]) -> bool:
+    try:
+        return src.seekable()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+
+def _check_positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def _check_processes(processes: int) -> int:
+    return _check_positive("processes", processes)
+
+
+
+def compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predictor,
+                              frame_size: int, progress: Progress | None) -> int:
+    _check_frame_size(frame_size)
+    if not _seekable(src):
+        with spooled(src) as spool:
+            return compress_with_dictionary(spool, dst, dictionary, frame_size, progress)
+    spec = spec_by_name(dictionary.model_name)
+    start = src.tell()
+    length, alphabet, crc = _scan(src)
+    src.seek(start)
+    outside = alphabet.translate(None, dictionary.alphabet)
+    if outside:
+        raise ValueError(f"the input holds byte {outside[0]}, outside the model file's "
+                         "alphabet")
+    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, dictionary.config),
+                          dictionary.seed, length, frame_size, alphabet, crc,
+                          DICTIONARY_VERSION, dictionary.file_hash)
+    written = dst.write(header.pack()) or 0
+    written += sum(dst.write(frame) or 0
+                   for frame in _encode_frames(header, src, progress, dictionary))
+    return written
+
+
+def _encode_frames(header: StreamHeader, src: IO[bytes],
+                   progress: Progress | None, dictionary: Predictor | None = None
+                   ) -> Iterator[bytes]:
+    model = model_for_header(header, dictionary)
+    symbol_map = _SymbolMap(_model_alphabet(header, dictionary))
+    done, crc = 0, 0
+    while done < header.length:
+        chunk = _read_exact(src, next_frame_symbols(header, done))
+        if len(chunk) < next_frame_symbols(header, done) or \
+                chunk.translate(None, header.alphabet):
+            raise SeqzipError("input changed while it was being compressed")
+        crc = zlib.crc32(chunk, crc)
+        symbols = symbol_map.symbols(chunk)
+        yield pack_frame(len(chunk), coder.encode(model, symbols), frame_checks(symbols))
+        done += len(chunk)
+        if progress:
+            progress(len(chunk))
+    if crc != header.crc32 or src.read(1):
+        raise SeqzipError("input changed while it was being compressed")
+
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What a decoder may spend on a stream, checked from its header before anything is
+    allocated or decoded (``None``: no limit).
+
+    ``max_length`` bounds the decoded bytes of a call (all its concatenated streams together):
+    a header declaring more is refused.  ``max_memory`` bounds the memory a stream's model
+    may allocate, as its config's ``memory_bytes`` computes it (a bound: models that grow, as
+    CTW does, start far smaller).  The defaults admit every level of every model on any
+    alphabet (the largest, ``glnn -9``, needs up to 1,062 MiB) and refuse forged headers
+    asking for more.
+
+        >>> Limits().max_memory // 2**20, Limits().max_length // 2**30
+        (2048, 256)
+    """
+    max_length: int | None = DEFAULT_MAX_LENGTH
+    max_memory: int | None = DEFAULT_MAX_MEMORY
+
+    def __post_init__(self) -> None:
+        for name in ("max_length", "max_memory"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                raise ValueError(f"{name} must be a non-negative integer or None, "
+                                 f"got {value!r}")
+
+    def check_length(self, done: int, header: StreamHeader) -> None:
+        if self.max_length is not None and done + header.length > self.max_length:
+            raise LimitError(
+                f"stream declares {header.length:,} bytes of output, over the limit of "
+                f"{self.max_length:,} (max_length, --max-length)")
+
+    def check_memory(self, header: StreamHeader, config: Any) -> None:
+        need = config.memory_bytes(max(len(header.alphabet), 1))
+        if self.max_memory is not None and need > self.max_memory:
+            raise LimitError(
+                f"stream's model may need {need / 2**20:,.1f} MiB of memory, over the limit of "
+                f"{self.max_memory / 2**20:,.1f} MiB (max_memory, --max-memory)")
+
+
+
+
+def spooled(src: IO[bytes]) -> IO[bytes]:
+    """A seekable copy of a non-seekable input, in a temporary file at position 0 (the caller
+    closes it)."""
+    spool = tempfile.TemporaryFile()
+    try:
+        while chunk := src.read(CHUNK * 16):
+            spool.write(chunk)
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return spool
+
+
+def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any, seed: int,
+                    frame_size: int, progress: Progress | None = None) -> int:
+    """Write one stream of everything a seekable ``src`` yields from its position on to
+    ``dst`` (the input is read twice: scanned, then coded frame by frame); return the bytes
+    written.
+
+    Raises:
+        SeqzipError: the input changed while it was being compressed.
+    """
+    start = src.tell()
+    length, alphabet, crc = _scan(src)
+    src.seek(start)
+    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
+                          length, frame_size, alphabet, crc)
+    written = dst.write(header.pack()) or 0
+    written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
+    return written
