@@ -538,7 +538,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         if (i & (YIELD_SYMBOLS - 1)) == YIELD_SYMBOLS - 1:
             now = _now_ns()
             if now - last_yield >= YIELD_NS:
-                with nogil:  # let a waiting thread run (and Ctrl-C's handler be seen)
+                with nogil:  # a thread waiting for the interpreter takes it here
                     pass
                 last_yield = _now_ns()
     return n
