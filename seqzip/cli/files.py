@@ -331,7 +331,8 @@ def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bo
             compressed = sum(r["compressed_bytes"] for r in reports)
             original = sum(r["original_bytes"] for r in reports)
             click.echo(_list_line({
-                "streams": sum((r["streams"] for r in reports), []), "file": f"{len(reports)} files",
+                "streams": sum((r["streams"] for r in reports), []),
+                "file": f"{len(reports)} files",
                 "frames": sum(r["frames"] for r in reports), "compressed_bytes": compressed,
                 "original_bytes": original, "ratio": original / compressed if compressed else 0,
                 "bits_per_character": 8 * compressed / original if original else 0.0,

@@ -15,7 +15,6 @@ import click
 
 from .failures import UserError, describe
 
-
 SUFFIX = ".sqz"
 # Mirrors seqzip.models.DEFAULT_MODEL and DEFAULT_LEVEL, which import numpy; tests tie them.
 DEFAULT_MODEL = "cm"
@@ -28,8 +27,8 @@ DEFAULT_MAX_MEMORY = "2G"
 NETWORK_MODELS = ("lstm", "mlstm", "mrnn", "relu-rnn")
 MIXER_MODELS = ("cm",)
 # What --help says of each model, and its rough speed in KB/s (1 KB = 1000 bytes) at levels
-# 1, 6 and 9 on English text, one core (measured on alice29.txt): the progress line's estimate
-# until the first frame is done.  A test checks that every registered model is here.
+# 1, 6 and 9 on English text, one core (measured on alice29.txt): the progress line's guess
+# until the coding loop's first count arrives.  A test checks that every registered model is here.
 MODEL_GUIDE: dict[str, tuple[str, tuple[float, float, float]]] = {
     "cm": ("context mixing of many experts and an online network: best ratio", (350, 45, 6)),
     "glnn": ("Ollivier's gated leaky network + context experts", (180, 50, 10)),
