@@ -170,9 +170,9 @@ def _summary(path: str, out_path: str | None, verb: str, original: int, compress
 def compress_files(files: tuple[str, ...], s: Settings) -> int:
     """Compress each of ``files`` (``-``: stdin) as ``s`` says; return the exit status.
 
-        >>> import tempfile
+        >>> import pathlib, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
-        >>> open(path, "wb").write(b"abracadabra " * 40)
+        >>> pathlib.Path(path).write_bytes(b"abracadabra " * 40)
         480
         >>> compress_files((path,), Settings(model="order2", quiet=True))
         0
@@ -218,12 +218,14 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
 def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) -> int:
     """Decompress (or with ``test``, check) each of ``files``; return the exit status.
 
-        >>> import tempfile, seqzip
+        >>> import pathlib, tempfile, seqzip
         >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt.sqz")
-        >>> open(path, "wb").write(seqzip.compress(b"hello " * 50, model="order2")) > 0
+        >>> pathlib.Path(path).write_bytes(seqzip.compress(b"hello " * 50, model="order2")) > 0
         True
-        >>> decompress_files((path,), Settings(quiet=True)), open(path[:-4], "rb").read(12)
-        (0, b'hello hello ')
+        >>> decompress_files((path,), Settings(quiet=True))
+        0
+        >>> pathlib.Path(path[:-4]).read_bytes()[:12]
+        b'hello hello '
     """
     from .. import api
 
@@ -309,9 +311,9 @@ def describe_files(paths) -> tuple[list[dict], bool]:
 def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bool) -> int:
     """``-l``: one line per file, as zstd -l shows them, and a total.
 
-        >>> import tempfile, seqzip
+        >>> import pathlib, tempfile, seqzip
         >>> path = os.path.join(tempfile.mkdtemp(), "a.sqz")
-        >>> open(path, "wb").write(seqzip.compress(b"ab" * 500, model="order2")) > 0
+        >>> pathlib.Path(path).write_bytes(seqzip.compress(b"ab" * 500, model="order2")) > 0
         True
         >>> list_files((path,), False, ".sqz", as_json=False)  # doctest: +ELLIPSIS
         Streams...

@@ -244,11 +244,11 @@ def atomic_output(path: str, force: bool, like: str | None) -> Iterator[IO[bytes
     (0644 under 022) or, with ``like``, copies that file's mode and times, as gzip does.
     Worker processes (``-T``) end with their parent.
 
-        >>> import tempfile
+        >>> import pathlib, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "out.sqz")
         >>> with atomic_output(path, force=False, like=None) as out:
         ...     _ = out.write(b"complete")
-        >>> open(path, "rb").read(), sorted(os.listdir(os.path.dirname(path)))
+        >>> pathlib.Path(path).read_bytes(), sorted(os.listdir(os.path.dirname(path)))
         (b'complete', ['out.sqz'])
     """
     if os.path.isdir(path):
