@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import seqzip
+from seqzip.cli import outputs as cli_outputs
 from seqzip import cli as cli_module
 from seqzip import coder, container
 from seqzip.errors import CorruptError, LimitError, SeqzipError, TruncatedError
@@ -268,9 +269,9 @@ def test_stale_temporaries_of_dead_runs_are_removed(tmp_path):
     source.write_bytes(TEXT)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True)
-    stale = tmp_path / cli_module._temporary_name("in.txt.sqz", int(dead.stdout), "0" * 12)
-    live = tmp_path / cli_module._temporary_name("in.txt.sqz", os.getpid(), "1" * 12)
-    other = tmp_path / cli_module._temporary_name("other.sqz", int(dead.stdout), "2" * 12)
+    stale = tmp_path / cli_outputs._temporary_name("in.txt.sqz", int(dead.stdout), "0" * 12)
+    live = tmp_path / cli_outputs._temporary_name("in.txt.sqz", os.getpid(), "1" * 12)
+    other = tmp_path / cli_outputs._temporary_name("other.sqz", int(dead.stdout), "2" * 12)
     for path in (stale, live, other):
         path.write_bytes(b"partial")
     assert seqzip_cmd("-q", "--model", "order2", str(source)).returncode == 0
