@@ -25,7 +25,7 @@ from .api import config_for_header, spec_for_header
 from .container import (NeedMoreData, StreamHeader, next_frame_symbols, parse_frame,
                         parse_header)
 from .errors import TruncatedError
-from .models import DEFAULT_LEVEL, LEVELS
+from .models import DEFAULT_LEVEL, levels_of_config
 
 _READ = 1 << 16
 
@@ -83,7 +83,7 @@ def levels_of(header: StreamHeader) -> list[int]:
         [5, 6]
     """
     spec, config = spec_for_header(header), config_for_header(header)
-    return [level for level in LEVELS if spec.config_class.for_level(level) == config]
+    return levels_of_config(spec.config_class, config)
 
 
 def level_of(header: StreamHeader) -> int | None:
