@@ -520,9 +520,9 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
         payload_len, frame_check, start = _compact_head(buf, offset, expected_symbols, index)
         head_end, mask = start - _CHECK.size, 0xFFFF
     else:
-        payload_len, frame_check = parse_frame_head(buf, offset, expected_symbols, index)
-        start = head_end = offset + FRAME_HEAD.size - _CRC.size
-        start, mask = offset + FRAME_HEAD.size, 0xFFFFFFFF
+        payload_len, frame_check = parse_frame_head(buf, offset, expected_symbols, index,
+                                                    version)
+        head_end, start, mask = offset + 8, offset + FRAME_HEAD.size, 0xFFFFFFFF
     n_checks = check_bytes(version, expected_symbols)
     end = start + n_checks + payload_len
     if len(buf) < end:
