@@ -211,7 +211,14 @@ def pack_varint(value: int) -> bytes:
 
 
 class ShortVarint(ValueError):
-    """The buffer ends inside a varint (a caller reading a stream waits for more data)."""
+    """The buffer ends inside a varint (a caller reading a stream waits for more data).
+
+        >>> try:
+        ...     read_varint(b"\\x80", 0)
+        ... except ShortVarint:
+        ...     print("wait for more")
+        wait for more
+    """
 
 
 def read_varint(buf: bytes | bytearray, at: int, limit: int = (1 << 64) - 1) -> tuple[int, int]:
