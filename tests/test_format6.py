@@ -107,8 +107,12 @@ def test_every_compact_header_field_is_checked(name, header, message):
     (1, b"\x02abc", "shortest"),  # a-c as a list: the run is shorter
     (1, b"\x01aa", "shortest"),  # a repeated value
     (1, b"\x01ba", "shortest"),  # unsorted
-    (2, b"\x00\xfe\x05", "alphabet"),  # a run past 255
-    (2, b"\x01\x61\x00\x00\x00", "shortest"),  # two runs that touch: one run
+    (2, b"\x61\x02\x60", "shortest"),  # a-c as runs: the window is as short, a lower tag
+    (2, b"\x61\x00\x60", "end at"),  # a run of 3 in a span of 1
+    (2, b"\x61\x01\xc0", "end at"),  # ending on an absent run
+    (2, b"\x61\x00\x81", "end at"),  # a padding bit set
+    (2, b"\x61\x10\x00\x00", "too long"),  # a run over 256
+    (2, b"\xf0\x20\x04\x20", "shortest"),  # a run of 33 from 240: past 255
     (3, b"\x01\x00\xff", "alphabet"),  # every value absent
     (3, b"\x02\x00\x7f\x00\x7f", "shortest"),  # absent runs past 255
 ])
@@ -147,7 +151,7 @@ def test_header_sizes_of_a_4_kb_text():
     text = bytes(range(97, 123)) * 158  # 4,108 bytes
     packed = seqzip.compress(text[:4096], model="order2", level=1)
     header, end = container.parse_header(packed)
-    assert end == 13 + 2 + 3  # a-z: one run
+    assert end == 13 + 2 + 4  # a-z: one run (its lowest value, span and gamma code)
     frame = frames_of(packed)
     payload, checks, used = container.parse_frame(frame, 0, 4096, 0)
     assert used == len(frame) == len(pack_varint(len(payload) // 4)) + 2 + 2 * 5 + len(payload)
@@ -256,3 +260,21 @@ def test_one_compress_builds_each_config_at_most_once():
     finally:
         for cls, init in originals.items():
             cls.__init__ = init
+
+
+def test_an_unknown_model_id_in_a_compact_header():
+    packed = seqzip.compress(DATA, model="order2", level=4)
+    tag, fields = header_fields()
+    with pytest.raises(CorruptError, match="model id 200"):
+        seqzip.decompress(forge(4 | tag << 4, fields, model_id=200) + frames_of(packed))
+
+
+def test_every_single_bit_flip_of_a_format_6_header_is_detected():
+    packed = seqzip.compress(DATA, model="order2", seed=9)
+    _, end = container.parse_header(packed)
+    for pos in range(end):
+        for bit in range(8):
+            bad = bytearray(packed)
+            bad[pos] ^= 1 << bit
+            with pytest.raises(seqzip.SeqzipError):
+                seqzip.decompress(bytes(bad))
