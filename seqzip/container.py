@@ -27,9 +27,10 @@ low first, minimal::
 
 A preset stream's header is 13 bytes, plus the length's varint (1-3 bytes up to 2 MiB) and
 the alphabet's code (1 byte for all 256 values, 9-14 for a text's 70-90 values, 34 at most):
-24-26 bytes for a 4 KB text or alice29.txt, where version 4 took 69.  The header check is 16
-bits where the block checks and the CRC-32 of the data stand behind it: every field is
-range-checked before use and only the canonical spelling of a header is accepted.
+25-29 bytes for a text (28 for a 4 KB one and for alice29.txt), where version 4 took 69.  The
+header check is 16 bits where the block checks and the CRC-32 of the data stand behind it:
+every field is range-checked before use and only the canonical spelling of a header is
+accepted.
 
 Frame (versions 6, 7), repeated until ``length`` symbols are coded: its symbol count is not
 stored (every frame but the last holds ``frame_size`` symbols)::
