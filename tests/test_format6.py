@@ -252,7 +252,8 @@ def test_one_compress_builds_each_config_at_most_once():
         base.preset.cache_clear()
         base.config_from_bytes.cache_clear()
         seqzip.compress(b"hello hello")
-        assert counts["CMConfig"] <= 9  # the presets, once each (to find the level byte)
+        # the presets up to the default level, once each (the first match is the level byte)
+        assert counts["CMConfig"] <= 6
         assert counts["GLNNConfig"] <= 1  # the gate's network config, parsed once
         counts.clear()
         assert seqzip.decompress(seqzip.compress(b"hello hello")) == b"hello hello"

@@ -372,9 +372,9 @@ def config_to_header(cls: type[C], config: C, version: int = TYPED_VERSION) -> b
         >>> config_to_header(Order2Config, Order2Config(count_limit=100), 4)
         b'\\x00[100,1.0,2]'
     """
-    levels = levels_of_config(cls, config)
-    if levels:
-        return bytes([levels[0]])
+    for level in LEVELS:  # the first match: the presets above it need not be built
+        if preset(cls, level) == config:
+            return bytes([level])
     return b"\x00" + (config_to_fields(config) if version >= TYPED_VERSION
                        else config_to_bytes(config))
 
