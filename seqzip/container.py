@@ -70,7 +70,6 @@ import zlib
 from dataclasses import dataclass
 
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
-from .models.base import ShortVarint, pack_varint, read_varint
 
 MAGIC = b"\xb7SQZ"
 VERSION = 6
@@ -99,6 +98,13 @@ _FIXED = struct.Struct("<4sBBH")  # magic, version, model_id, config_len
 _TAIL = struct.Struct("<QQI32sI")  # seed, length, frame_size, alphabet, crc32
 _CRC = struct.Struct("<I")
 FRAME_HEAD = struct.Struct("<III")  # n_symbols, payload_len, frame_crc
+
+
+def _varints():
+    """The varint functions (``seqzip.models.base``), imported when a compact stream is first
+    read or written: ``seqzip --version`` imports this module and must not load the models."""
+    from .models import base
+    return base
 
 
 def max_payload_bytes(n_symbols: int) -> int:
@@ -265,6 +271,7 @@ def _shortest(alphabet: bytes) -> tuple[int, bytes]:
 
 
 def _pack_compact(h: StreamHeader) -> bytes:
+    pack_varint = _varints().pack_varint
     config = h.config
     level = config[0] if len(config) == 1 and 1 <= config[0] <= _LEVEL_MASK else 0
     tag, alphabet = _shortest(h.alphabet) if h.alphabet else (0, b"")
@@ -297,9 +304,10 @@ class _Reader:
         return out
 
     def varint(self, name: str, limit: int) -> int:
+        varints = _varints()
         try:
-            value, self.at = read_varint(self.buf, self.at, limit)
-        except ShortVarint:
+            value, self.at = varints.read_varint(self.buf, self.at, limit)
+        except varints.ShortVarint:
             raise NeedMoreData from None
         except ValueError as exc:
             raise CorruptError(f"header field {name}: {exc} (corrupt header)") from None
@@ -491,7 +499,7 @@ def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"",
     """
     body = checks + payload
     if version >= COMPACT:
-        head = pack_varint(len(payload) // 4)
+        head = _varints().pack_varint(len(payload) // 4)
         return head + _CHECK.pack(zlib.crc32(body, zlib.crc32(head)) & 0xFFFF) + body
     head = struct.pack("<II", n_symbols, len(payload))
     return head + _CRC.pack(zlib.crc32(body, zlib.crc32(head))) + body
@@ -499,10 +507,10 @@ def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"",
 
 def _compact_head(buf, offset: int, expected_symbols: int, index: int) -> tuple[int, int, int]:
     """payload_len, frame check and the offset past the head of a version-6 frame."""
-    words_max = max_payload_bytes(expected_symbols) // 4
+    words_max, varints = max_payload_bytes(expected_symbols) // 4, _varints()
     try:
-        words, at = read_varint(buf, offset, words_max)
-    except ShortVarint:
+        words, at = varints.read_varint(buf, offset, words_max)
+    except varints.ShortVarint:
         raise NeedMoreData from None
     except ValueError:
         raise CorruptError(f"frame {index} declares an impossible payload length") from None
@@ -544,7 +552,7 @@ def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
         [113, 122, 112]
     """
     if version >= COMPACT:
-        return len(pack_varint(payload_len // 4)) + _CHECK.size + \
+        return len(_varints().pack_varint(payload_len // 4)) + _CHECK.size + \
             check_bytes(version, n_symbols) + payload_len
     return FRAME_HEAD.size + check_bytes(version, n_symbols) + payload_len
 
