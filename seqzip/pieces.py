@@ -133,7 +133,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
             expected = next_frame_symbols(header, done)
             try:
                 payload_len, _ = parse_frame_head(src.read(FRAME_HEAD.size), 0, expected,
-                                                  frames)
+                                                  frames, header.version)
             except NeedMoreData:
                 raise TruncatedError("compressed data ended before the end of the stream"
                                      ) from None

@@ -161,7 +161,14 @@ def test_a_2048_unit_mlstm_header_is_refused():
     from seqzip.models.base import config_to_header
     config = dataclasses.replace(make_config("mlstm", 1), hidden=320)
     spec = MODELS["mlstm"]
-    big = config_to_header(spec.config_class, config).replace(b"320", b"2048")
+    big = config_to_header(spec.config_class, config, 4).replace(b"320", b"2048")
+    header = container.StreamHeader(spec.model_id, big, 0, 10, 16, b"ab", 0, 4).pack()
+    with pytest.raises(CorruptError, match="hidden"):
+        seqzip.decompress(header)
+    # format 6: the typed field hidden, its zigzag varint 640 made 4,096
+    typed = config_to_header(spec.config_class, config)
+    big = typed.replace(b"\x06hidden\x02\x80\x05", b"\x06hidden\x02\x80\x20")
+    assert big != typed
     header = container.StreamHeader(spec.model_id, big, 0, 10, 16, b"ab", 0).pack()
     with pytest.raises(CorruptError, match="hidden"):
         seqzip.decompress(header)
