@@ -1,0 +1,108 @@
+"""The Predictor for research: per-position bits and distributions at coding speed, scoring
+without learning, pickle and deepcopy."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from seqzip.models import MODELS
+from seqzip.predictor import Predictor
+
+TEXT = (b"It was the best of times, it was the worst of times, it was the age of wisdom, "
+        b"it was the age of foolishness, it was the epoch of belief. ") * 6
+ALPHABET = bytes(sorted(set(TEXT)))
+SYMBOL_MODE = sorted(name for name in MODELS if name != "cm")
+
+
+def _predictor(name, level=1, alphabet=ALPHABET):
+    return Predictor(name, level, alphabet=alphabet, seed=3)
+
+
+def _indices(p, data):
+    return np.searchsorted(np.frombuffer(p.alphabet, np.uint8), np.frombuffer(data, np.uint8))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_score_is_what_the_coder_charges_and_learns(name):
+    p, q = _predictor(name), _predictor(name)
+    bits = p.score(TEXT[:300])
+    assert bits.dtype == np.float64 and bits.shape == (300,)
+    assert np.array_equal(bits, q.feed(TEXT[:300]))
+    assert (p.symbols, p.bits) == (q.symbols, q.bits)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_score_without_learning_leaves_the_state(name):
+    p = _predictor(name)
+    p.feed(TEXT[:200])
+    before = p.copy()
+    bits = p.score(TEXT[200:400], learn=False)
+    expected = -np.log2(before.probs()[_indices(p, TEXT[200:400])])
+    assert np.array_equal(bits, expected)
+    assert (p.symbols, p.bits) == (before.symbols, before.bits)
+    # the state did not move: what comes next costs what it costs the untouched copy
+    assert np.array_equal(p.feed(TEXT[400:500]), before.feed(TEXT[400:500]))
+
+
+@pytest.mark.parametrize("name", SYMBOL_MODE)
+def test_distributions_of_symbol_models_are_the_coders(name):
+    p, q = _predictor(name), _predictor(name)
+    rows = p.distributions(TEXT[:300])
+    assert rows.shape == (300, len(ALPHABET))
+    assert np.allclose(rows.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    picked = rows[np.arange(300), _indices(p, TEXT[:300])]
+    assert np.array_equal(-np.log2(picked), q.score(TEXT[:300]))  # exactly
+    assert (p.symbols, p.bits) == (q.symbols, q.bits)
+
+
+@pytest.mark.parametrize("level", [1, 6])
+def test_distributions_of_cm_sum_to_one_and_learn_as_the_coder(level):
+    p, q = _predictor("cm", level), _predictor("cm", level)
+    rows = p.distributions(TEXT[:200])
+    assert np.allclose(rows.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert (rows >= 0).all()
+    picked = rows[np.arange(200), _indices(p, TEXT[:200])]
+    bits = q.score(TEXT[:200])
+    # the coder predicts later bits after learning earlier ones: close, not equal
+    assert abs(float(-np.log2(picked).sum()) - float(bits.sum())) < 0.05 * float(bits.sum())
+    assert p.bits == q.bits  # the rows' walk left the learning exactly as the coder's
+    assert np.array_equal(p.feed(TEXT[200:260]), q.feed(TEXT[200:260]))
+    # the first row is the model's full distribution before anything
+    assert np.allclose(rows[0], _predictor("cm", level).kernel.predict() /
+                       _predictor("cm", level).kernel.predict().sum())
+
+
+@pytest.mark.parametrize("name", ["cm", "order2", "ctw"])
+def test_distributions_without_learning(name):
+    p = _predictor(name)
+    p.feed(TEXT[:100])
+    before = p.copy()
+    rows = p.distributions(TEXT[100:150], learn=False)
+    assert rows.shape == (50, len(ALPHABET)) and (rows == rows[0]).all()
+    assert np.array_equal(p.feed(TEXT[150:200]), before.feed(TEXT[150:200]))
+
+
+def test_bad_bytes_learn_nothing():
+    p = _predictor("order2")
+    for call in (p.score, p.distributions):
+        with pytest.raises(ValueError):
+            call(b"abc\x00")
+    assert p.symbols == 0
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_pickle_and_deepcopy_predict_identically(name):
+    p = _predictor(name)
+    p.feed(TEXT[:400])
+    p.info = {"note": "trained on a few lines"}
+    q, r, s = pickle.loads(pickle.dumps(p)), copy.deepcopy(p), copy.copy(p)
+    for other in (q, r, s):
+        assert (other.model_name, other.config, other.alphabet, other.seed) == \
+            (p.model_name, p.config, p.alphabet, p.seed)
+        assert (other.symbols, other.bits, other.info) == (p.symbols, p.bits, p.info)
+        assert other.kernel is not p.kernel
+    rest = TEXT[400:600]
+    a = p.feed(rest)
+    for other in (q, r, s):
+        assert np.array_equal(other.feed(rest), a)
