@@ -289,6 +289,26 @@ class Predictor:
             out[i] = symbol
         return np.frombuffer(self.alphabet, dtype=np.uint8)[out].tobytes()
 
+    def rescale_counts(self, cap: int) -> None:
+        """Halve the counts of a count-based model (ctw, order2) until each context's total
+        is at most ``cap``: the statistics stay, but new data outweighs them quickly (what a
+        dictionary made for data of another style needs; ``seqzip train`` does it).
+
+        Raises:
+            ValueError: a model without counts to rescale, or a cap below the model's minimum.
+
+            >>> p = Predictor("order2", 6, alphabet=b"ab"); _ = p.feed(b"a" * 50)
+            >>> before = p.probs()[1]; p.rescale_counts(2); bool(p.probs()[1] > before)
+            True
+        """
+        rescale = getattr(self.kernel, "rescale", None)
+        if rescale is None:
+            raise ValueError(f"a {self.model_name} model has no counts to rescale")
+        if isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= 65535:
+            raise ValueError(f"cap must be an integer in [1, 65535], got {cap!r}")
+        rescale(cap)
+        self._file_hash = None
+
     def reset(self) -> None:
         """Forget everything: a fresh model (as built from the config, alphabet and seed) and
         zero counters.
