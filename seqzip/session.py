@@ -118,6 +118,10 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
     given.
 
+    A Predictor loaded here from a path is the session's own: the first stream coded from it
+    takes its model as it is (no copy: coding with a dictionary holds one model, not two) and
+    later streams read the file again (:func:`dictionary_model`).
+
     Raises:
         ValueError: not a readable model file.
         OSError: the file cannot be read.
@@ -128,7 +132,33 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     """
     if dictionary is None or isinstance(dictionary, Predictor):
         return dictionary
-    return Predictor.load(dictionary)
+    predictor = Predictor.load(dictionary)
+    predictor._session_path = os.fspath(dictionary)  # the session may take its model once
+    return predictor
+
+
+def dictionary_model(dictionary: Predictor) -> Model:
+    """A model in the dictionary's state for one stream to code with (and change): a copy of
+    a Predictor the caller gave; for one :func:`load_dictionary` read from a file, its own
+    model the first time, then the file read again (same hash) each later time.
+
+    Raises:
+        DictionaryError: the file changed since it was first read.
+
+        >>> d = Predictor("order2", 1, alphabet=b"ab")
+        >>> dictionary_model(d) is not d._model
+        True
+    """
+    path = getattr(dictionary, "_session_path", None)
+    if path is None:
+        return dictionary.copy()._model
+    if not getattr(dictionary, "_session_taken", False):
+        dictionary._session_taken = True
+        return dictionary._model
+    again = Predictor.load(path)
+    if again.file_hash != dictionary.file_hash:
+        raise DictionaryError(f"model file {path} changed while it was in use")
+    return again._model
 
 
 def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Model | None:
@@ -147,7 +177,7 @@ def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Mod
         return None
     if header.alphabet.translate(None, dictionary.alphabet):
         raise CorruptError("stream holds bytes outside its model file's alphabet")
-    return dictionary.copy()._model
+    return dictionary_model(dictionary)
 
 
 def _model_alphabet(header: StreamHeader, dictionary: Predictor | None) -> bytes:
@@ -379,18 +409,20 @@ def stream_settings(model: str | None = None, level: int | None = None, seed: in
     model, which overrides the level, and ``seed`` (default 0).
 
     With ``dictionary`` (a model file or a Predictor), the model, config and seed are the
-    file's: each setting may be left unset (None) or given equal to the file's; one that
-    differs is a contradiction, refused with one ``ValueError`` naming both.
+    file's: each setting may be left unset (None), or at its default (cm, level 6, seed 0:
+    what a caller passes that does not know the file, as the command line does today), or
+    equal to the file's; any other value is a contradiction, refused with one ``ValueError``
+    naming both (``model="ctw"`` with a cm file, ``level=1`` with a level-6 file).
 
         >>> stream_settings("order2", 2).config == make_config("order2", 2)
         True
         >>> d = Predictor("ctw", 6, alphabet=b"ab")
         >>> stream_settings(dictionary=d, level=6).model
         'ctw'
-        >>> stream_settings(model="cm", dictionary=d)  # doctest: +ELLIPSIS
+        >>> stream_settings(model="order2", dictionary=d)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: model='cm' contradicts the model file given as dictionary (ctw at level 6)...
+        ValueError: model='order2' contradicts the model file given as dictionary (ctw at level 6)...
     """
     if compresslevel is not None:
         check_level(compresslevel)
@@ -413,6 +445,11 @@ def stream_settings(model: str | None = None, level: int | None = None, seed: in
                              f"{model!r}")
         return StreamSettings(model, config, 0 if seed is None else seed)
     own = _level_of(dictionary.model_name, dictionary.config)
+    # a default value is taken for "unset": the command line passes its defaults for flags
+    # that were not given (once it passes None, the defaults here can go)
+    model = None if model == DEFAULT_MODEL else model
+    level = None if level == DEFAULT_LEVEL else level
+    seed = None if seed == 0 else seed
     given = {"model": model is not None and model != dictionary.model_name,
              "level": level is not None and (
                  dictionary.model_name != (model or dictionary.model_name)

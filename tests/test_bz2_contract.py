@@ -242,7 +242,8 @@ def test_dictionary_on_every_writer(dictionary):
 
 
 def test_settings_contradicting_the_dictionary_are_refused(dictionary):
-    for settings in (dict(model="ctw"), dict(level=2), dict(compresslevel=1), dict(seed=5)):
+    for settings in (dict(model="ctw"), dict(level=2), dict(compresslevel=1), dict(seed=5),
+                     dict(model="cm", level=1)):
         with pytest.raises(ValueError, match="contradicts the model file"):
             seqzip.compress(TEXT, dictionary=dictionary, **settings)
         with pytest.raises(ValueError, match="contradicts the model file"):
@@ -252,9 +253,11 @@ def test_settings_contradicting_the_dictionary_are_refused(dictionary):
         with pytest.raises(ValueError, match="contradicts the model file"):
             seqzip.compress_file(io.BytesIO(TEXT), io.BytesIO(), dictionary=dictionary,
                                  **settings)
-    # the file's own settings, given explicitly, are no contradiction
+    # the file's own settings, given explicitly, are no contradiction, nor are the defaults
+    # (what the command line passes for flags not given)
     same = seqzip.compress(TEXT, 6, model="order2", seed=0, dictionary=dictionary)
     assert same == seqzip.compress(TEXT, dictionary=dictionary)
+    assert seqzip.compress(TEXT, 6, model="cm", dictionary=dictionary) == same
 
 
 def test_level_and_compresslevel_must_agree():

@@ -363,8 +363,8 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
         ValueError: unknown model, optimiser or method, no data.
 
         >>> p, s = train_dictionary([b"0101" * 100], "ctw", 1, validation=b"0101" * 10)
-        >>> s["pass_symbols"], s["validation_bpc"] < 0.1
-        (400, True)
+        >>> s["pass_symbols"], s["validation_bpc"] < 0.2, s["rescaled_to"]
+        (400, True, 8)
     """
     data = b"".join(files)
     if not data:
