@@ -147,3 +147,35 @@ def test_rescale_needs_counts():
         Predictor("cm", 1).rescale_counts(4)
     with pytest.raises(ValueError):
         Predictor("order2", 1).rescale_counts(0)
+
+
+@pytest.mark.parametrize("model, level", [("cm", 1), ("ctw", 2), ("mlstm", 1)])
+def test_recipe_dictionary_rebuilds_the_state_exactly(model, level, tmp_path):
+    """A compact (recipe) model file rebuilds exactly the state the training reached: it
+    predicts as the full-state file does, and streams coded from it decode."""
+    import seqzip
+    from seqzip.predictor import RECIPE_MAGIC
+    from seqzip.research.dictionary import train_dictionary
+
+    full, _ = train_dictionary([TEXT], model, level, budget=1e6, max_epochs=1, compact=False)
+    small, summary = train_dictionary([TEXT], model, level, budget=1e6, max_epochs=1,
+                                      compact=True)
+    recipe = small.to_bytes()
+    assert summary["recipe"] and recipe[:4] == RECIPE_MAGIC
+    # a fitted network's weights are its state: only the pass's tables shrink
+    assert len(recipe) < len(full.to_bytes()) // (1 if model == "mlstm" else 4)
+    path = tmp_path / "r.sqm"
+    small.save(path)
+    again = Predictor.load(path)
+    assert again.to_bytes() == recipe and again.info == full.info
+    assert (again.symbols, again.bits) == (full.symbols, full.bits)
+    assert np.array_equal(again.feed(TEXT[:300]), full.copy().feed(TEXT[:300]))
+    packed = seqzip.compress(TEXT[:500], dictionary=path)
+    assert seqzip.decompress(packed, dictionary=path) == TEXT[:500]
+    with seqzip.open(tmp_path / "f.sqz", "wb", dictionary=path, block_size=200) as f:
+        f.write(TEXT[:500])  # three streams: the file is read again for each one after the first
+    assert seqzip.open(tmp_path / "f.sqz", dictionary=path).read() == TEXT[:500]
+    damaged = bytearray(recipe)
+    damaged[len(damaged) // 2] ^= 1
+    with pytest.raises(ValueError, match="checksum"):
+        Predictor.from_bytes(bytes(damaged))

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..predictor import Predictor
+from ..predictor import Predictor, file_hash, recipe_bytes
 from ..reference import lstm as ref
 
 CELLS = ref.CELLS
@@ -42,6 +42,7 @@ CHUNK = 1 << 16
 # 2,817 -> 2,841 (+0.9%; +1.0% at cap 4, +1.3% at 16; unscaled +11.7%) and on asyoulik.txt
 # 36,535 -> 34,771 (-4.8%).
 RESCALE_CAPS = {"order2": 2, "ctw": 8}
+COMPACT_ABOVE = 4 << 20  # a full-state file larger than this is written as a recipe
 
 
 # ---------------------------------------------------------------- offline RNN training
@@ -340,7 +341,8 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
                      validation: bytes | None = None, budget: float = 60.0,
                      optimizer: str = "adam", method: str = "glnn-qdh-rbpm", seed: int = 0,
                      progress: Callable[[int], None] | None = None,
-                     max_epochs: int = 1000) -> tuple[Predictor, dict]:
+                     max_epochs: int = 1000, compact: bool | None = None
+                     ) -> tuple[Predictor, dict]:
     """Train a dictionary of ``model`` at ``level`` on ``files``; return it and a summary.
 
     ``budget`` bounds the offline fit (GLNN and the RNN families) in CPU seconds and, for the
@@ -352,6 +354,13 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
     of the count-based models (ctw, order2) are rescaled after the pass
     (:meth:`~seqzip.predictor.Predictor.rescale_counts` to ``RESCALE_CAPS``), so that the
     dictionary costs little on data of another style.
+
+    ``compact``: True makes the predictor's model file (``to_bytes``, ``save``) a *recipe*
+    (:func:`~seqzip.predictor.recipe_bytes`: the state the pass starts from, fresh or fitted,
+    and the text it learnt, LZMA-compressed), False the full state, None (the default) the
+    recipe when the full state's file would be over 4 MiB.  A recipe is small (a cm -6
+    dictionary of 300 KB of text: about 90 KB instead of 32 MB) and loading it holds one
+    model, but costs the pass again at every load (cm -6: about 50 KB/s).
 
     Reproducible: the model file holds the model (its state and what it was trained on), not
     the timings (``fit_seconds``, ``pass_seconds`` are in the summary only), so two trainings
@@ -384,14 +393,17 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
     summary["fit_seconds"] = round(time.process_time() - start, 2)
     # the pass: the model learns the files as it would while coding them
     offline = model in CELLS or model == "glnn"
+    base = predictor.copy() if offline else None  # what the pass starts from
     pass_start = time.process_time()
     learnt = 0
+    replay = []
     for item in files:
         for at in range(0, len(item), CHUNK):
             if not offline and time.process_time() - start > budget:
                 break
             chunk = item[at:at + CHUNK]
             predictor.feed(chunk)
+            replay.append(chunk)
             learnt += len(chunk)
             if progress:
                 progress(len(chunk))
@@ -405,6 +417,12 @@ def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
         summary["validation_bpc"] = round(float(predictor.copy().feed(validation).mean()), 4)
     # the timings stay out of the model file: its bytes (and hash) depend on the model only
     predictor.info = {k: v for k, v in summary.items() if not k.endswith("_seconds")}
+    if compact is not False:
+        recipe = recipe_bytes(base if offline else predictor, b"".join(replay),
+                              RESCALE_CAPS.get(model), predictor.info, fresh=not offline)
+        if compact or len(predictor.to_bytes()) > COMPACT_ABOVE:
+            predictor._recipe, predictor._file_hash = recipe, file_hash(recipe)
+            summary["recipe"] = True
     return predictor, summary
 
 
