@@ -28,7 +28,6 @@ from .container import DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY
 from .errors import CorruptError, NotSeqzipError, TruncatedError
 from .files import SeqzipFile, _DecompressReader, open
 from .incremental import SeqzipCompressor, SeqzipDecompressor
-from .models import Model  # noqa: F401  (re-exported for older imports)
 from .pieces import (MAX_PIECE, MIN_PIECE, StreamSpan, compress_pieces, decompress_pieces,
                      piece_size, stream_spans)
 from .predictor import Predictor

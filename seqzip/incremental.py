@@ -97,13 +97,19 @@ class SeqzipCompressor:
         if self._spool is not None:
             self._spool.write(data)
             return b""
-        self._pending += memoryview(data).cast("B")
-        out = []
-        start = 0
-        while len(self._pending) - start >= self._block_size:
-            out.append(self._code(bytes(self._pending[start:start + self._block_size])))
-            start += self._block_size
-        del self._pending[:start]
+        view, size, out = memoryview(data).cast("B"), self._block_size, []
+        if self._pending:  # complete the block begun by earlier calls
+            need = size - len(self._pending)
+            self._pending += view[:need]
+            view = view[need:]
+            if len(self._pending) < size:
+                return b""
+            out.append(self._code(bytes(self._pending)))
+            self._pending.clear()
+        while len(view) >= size:  # whole blocks straight from the input: one copy each
+            out.append(self._code(view[:size].tobytes()))
+            view = view[size:]
+        self._pending += view
         return b"".join(out)
 
     def flush_to(self, dst: IO[bytes], progress: Progress | None = None) -> int:

@@ -141,7 +141,8 @@ class Predictor:
         (cm) each entry is the product of the probabilities of the symbol's bits exactly as
         the coder uses them (each bit predicted after learning the earlier ones), computed by
         walking the bit tree from save points (``seqzip._core.bit_distribution``; about 0.3
-        CPU s at cm -6 over 256 symbols: use :meth:`feed` to score a stream).
+        CPU s at cm -6 over 256 symbols: use :meth:`score` to score a stream and
+        :meth:`distributions` for the distribution before every position).
 
             >>> p = Predictor("order2", 6, alphabet=b"xyz")
             >>> p.probs().round(3).tolist()

@@ -294,3 +294,17 @@ def test_decompressor_next_stream_reads_concatenated_streams_in_pieces():
     assert b"".join(out) == b"abcd" + b"cd" * 49
     with pytest.raises(ValueError):
         seqzip.SeqzipDecompressor().next_stream()
+
+
+@pytest.mark.parametrize("block_size", [64, 1000, 5000])
+@pytest.mark.parametrize("cut", [1, 13, 999, 20_000])
+def test_compressor_blocks_whatever_the_chunking(block_size, cut):
+    """Every block_size bytes become one stream, however the input is cut into calls."""
+    data = bytes(range(256)) * 4 + b"abc" * 700
+    c = seqzip.SeqzipCompressor(model="order2", block_size=block_size)
+    parts = [c.compress(data[i:i + cut]) for i in range(0, len(data), cut)]
+    packed = b"".join(parts) + c.flush()
+    assert seqzip.decompress(packed) == data
+    whole = b"".join(seqzip.compress(data[i:i + block_size], model="order2")
+                     for i in range(0, len(data), block_size))
+    assert packed == whole
