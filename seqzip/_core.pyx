@@ -542,3 +542,86 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                     pass
                 last_yield = _now_ns()
     return n
+
+
+# ---------------------------------------------------------------- distributions along a sequence
+
+def distributions(Kernel kernel, uint8_t[::1] symbols, double[:, ::1] out, bint learn=True,
+                  double[::1] scores=None):
+    """Write to ``out[i]`` the distribution over the alphabet before ``symbols[i]``, then let
+    the kernel learn that symbol (with ``learn``); one C-level loop, no Python per position.
+    With ``learn`` and ``scores``, ``scores[i]`` is also what :func:`run`'s SCORE step gives:
+    the probability the coder charges for ``symbols[i]``.
+
+    Symbol mode: the checked prediction divided by its sum, exactly what :func:`run`'s SCORE
+    step divides (so ``out[i, symbols[i]]`` is the probability SCORE gives).  Bit mode: the
+    kernel's full distribution (``c_predict``: every bit decision evaluated as ``predict_bit``
+    would, learning nothing, about A calls of it), divided by its sum, then the symbol's bits
+    are predicted and learnt as the coder does.  For a bit-mode kernel that has no full
+    distribution the walk of :func:`bit_distribution` is used (far slower).  The coder's own
+    charge for a symbol of a bit-mode kernel differs a little from ``out[i, symbols[i]]``:
+    it predicts each bit after learning the symbol's earlier ones.
+
+    Without ``learn`` every row is the distribution under the current state (nothing is
+    learnt, the kernel is left as it was).
+
+    Raises:
+        ValueError: ``out`` of the wrong shape, or a symbol outside the alphabet.
+        MemoryError: the model ran out of memory.
+
+        >>> from seqzip._kernels.order2 import Order2Kernel
+        >>> out = np.empty((2, 3))
+        >>> distributions(Order2Kernel(3, 2, 255, 1.0), np.array([1, 1], np.uint8), out)
+        >>> out[0].tolist(), bool(out[1, 1] > out[0, 1])
+        ([0.3333333333333333, 0.3333333333333333, 0.3333333333333333], True)
+    """
+    cdef Py_ssize_t n = symbols.shape[0], i
+    cdef int A = kernel.iface.alphabet_size, B = kernel.iface.bits, x, j, bit, p, status
+    cdef bint bits = kernel.iface.mode == BIT_MODE, full = True, keep = scores is not None
+    cdef double total, score
+    if out.shape[0] != n or out.shape[1] != A:
+        raise ValueError(f"out must have shape ({n}, {A})")
+    if keep and scores.shape[0] < n:
+        raise ValueError("scores must hold one value per symbol")
+    for i in range(n):
+        if symbols[i] >= A:
+            raise ValueError(f"symbol {symbols[i]} outside the model's alphabet of {A}")
+    if n == 0:
+        return
+    if bits:
+        status = kernel.c_predict(&out[0, 0])
+        full = status >= 0
+    for i in range(n if learn else 1):
+        if bits and not full:
+            out[i, :] = bit_distribution(kernel)
+        else:
+            status = kernel.checked_predict(&out[i, 0])
+            if status < 0:
+                _raise_for(status, type(kernel).__name__)
+            total = _total(&out[i, 0], A)
+            for x in range(A):
+                out[i, x] = out[i, x] / total
+        if not learn:
+            break
+        if bits:
+            status = STATUS_OK
+            score = 1.0
+            for j in range(B - 1, -1, -1):
+                bit = (symbols[i] >> j) & 1
+                p = kernel.iface.predict_bit(kernel.iface.state)
+                if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
+                    raise ValueError("symbol outside the model's alphabet")
+                score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
+                status = kernel.iface.update_bit(kernel.iface.state, bit)
+                if status < 0:
+                    break
+        else:
+            score = out[i, symbols[i]]
+            status = kernel.iface.update(kernel.iface.state, symbols[i])
+        if keep:
+            scores[i] = score
+        if status < 0:
+            _raise_for(status, type(kernel).__name__)
+    if not learn:
+        for i in range(1, n):
+            out[i, :] = out[0, :]

@@ -1,12 +1,36 @@
 """Exceptions raised by seqzip.
 
-Bad settings raise ``ValueError``; problems with compressed data raise a ``SeqzipError``
-subclass that names what is wrong.  Truncated data is also an ``EOFError``, as in ``bz2``.
+Bad settings raise ``ValueError`` (an unknown model, a bad level, a model file that
+contradicts the settings given with it).  Problems with compressed data raise a
+``SeqzipError`` subclass that names what is wrong, and every one of them is caught as ``bz2``'s
+are: ``SeqzipError`` is an ``OSError`` (what ``bz2`` raises for invalid data), and
+``TruncatedError`` is also an ``EOFError`` (what ``BZ2File.read`` raises for a truncated
+file) and a ``ValueError`` (what ``bz2.decompress`` raises for one)::
+
+    OSError
+     +-- SeqzipError                  bad compressed data, or a stream the decoder refuses
+          +-- NotSeqzipError          no seqzip magic
+          +-- UnsupportedVersionError a format version this build does not read
+          +-- CorruptError            a failed checksum or an impossible field
+          +-- TruncatedError          (also EOFError, ValueError) the data ends inside a stream
+          +-- LimitError              the stream asks for more than the decoder's limits
+          +-- DictionaryError         the stream needs a model file that was not given
+
+    >>> import bz2, seqzip
+    >>> for module in (bz2, seqzip):
+    ...     try:
+    ...         module.decompress(b"definitely not compressed data")
+    ...     except OSError:
+    ...         print(module.__name__, "refused it")
+    bz2 refused it
+    seqzip refused it
+
+A ``SeqzipError`` carries its message only (``errno`` and ``strerror`` are None).
 """
 
 
-class SeqzipError(Exception):
-    """Base class of errors about seqzip streams.
+class SeqzipError(OSError):
+    """Base class of errors about seqzip streams (an ``OSError``, as ``bz2``'s invalid data).
 
         >>> import seqzip
         >>> try:
@@ -54,8 +78,9 @@ class CorruptError(SeqzipError):
     """
 
 
-class TruncatedError(SeqzipError, EOFError):
-    """The compressed data ended before the end of the stream.
+class TruncatedError(SeqzipError, EOFError, ValueError):
+    """The compressed data ended before the end of the stream (also an ``EOFError`` and a
+    ``ValueError``, as ``bz2`` raises for truncated data from a file and from ``decompress``).
 
         >>> import seqzip
         >>> seqzip.decompress(seqzip.compress(b"hello", model="order2")[:-3])

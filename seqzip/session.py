@@ -31,8 +31,9 @@ from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY,
                         DICTIONARY_VERSION, MAX_FRAME, StreamHeader, frame_checks,
                         next_frame_symbols, pack_frame, parse_header)
 from .errors import CorruptError, DictionaryError, LimitError, SeqzipError
-from .models import (Model, ModelSpec, config_from_header, config_to_header, create,
-                     make_config, spec_by_id, spec_by_name)
+from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, LEVELS, Model, ModelSpec, check_level,
+                     config_from_header, config_to_header, create, make_config, spec_by_id,
+                     spec_by_name)
 from .predictor import Predictor
 
 CHUNK = 1 << 16
@@ -117,6 +118,10 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
     given.
 
+    A Predictor loaded here from a path is the session's own: the first stream coded from it
+    takes its model as it is (no copy: coding with a dictionary holds one model, not two) and
+    later streams read the file again (:func:`dictionary_model`).
+
     Raises:
         ValueError: not a readable model file.
         OSError: the file cannot be read.
@@ -127,7 +132,33 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     """
     if dictionary is None or isinstance(dictionary, Predictor):
         return dictionary
-    return Predictor.load(dictionary)
+    predictor = Predictor.load(dictionary)
+    predictor._session_path = os.fspath(dictionary)  # the session may take its model once
+    return predictor
+
+
+def dictionary_model(dictionary: Predictor) -> Model:
+    """A model in the dictionary's state for one stream to code with (and change): a copy of
+    a Predictor the caller gave; for one :func:`load_dictionary` read from a file, its own
+    model the first time, then the file read again (same hash) each later time.
+
+    Raises:
+        DictionaryError: the file changed since it was first read.
+
+        >>> d = Predictor("order2", 1, alphabet=b"ab")
+        >>> dictionary_model(d) is not d._model
+        True
+    """
+    path = getattr(dictionary, "_session_path", None)
+    if path is None:
+        return dictionary.copy()._model
+    if not getattr(dictionary, "_session_taken", False):
+        dictionary._session_taken = True
+        return dictionary._model
+    again = Predictor.load(path)
+    if again.file_hash != dictionary.file_hash:
+        raise DictionaryError(f"model file {path} changed while it was in use")
+    return again._model
 
 
 def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Model | None:
@@ -146,7 +177,7 @@ def _dictionary_model(header: StreamHeader, dictionary: Predictor | None) -> Mod
         return None
     if header.alphabet.translate(None, dictionary.alphabet):
         raise CorruptError("stream holds bytes outside its model file's alphabet")
-    return dictionary.copy()._model
+    return dictionary_model(dictionary)
 
 
 def _model_alphabet(header: StreamHeader, dictionary: Predictor | None) -> bytes:
@@ -339,3 +370,91 @@ def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
     return written
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamSettings:
+    """What one stream is coded with: the model family, its config, the seed and, for a
+    stream coded from a model file, that file's :class:`~seqzip.predictor.Predictor`."""
+    model: str
+    config: Any
+    seed: int
+    dictionary: Predictor | None = None
+
+    def write(self, src: IO[bytes], dst: IO[bytes], frame_size: int = DEFAULT_FRAME,
+              progress: Progress | None = None) -> int:
+        """Code everything a seekable ``src`` yields as one stream into ``dst``; return the
+        bytes written."""
+        if self.dictionary is not None:
+            return compress_with_dictionary(src, dst, self.dictionary, frame_size, progress)
+        return compress_stream(src, dst, spec_by_name(self.model), self.config, self.seed,
+                               frame_size, progress)
+
+
+def _level_of(model: str, config: Any) -> str:
+    spec = spec_by_name(model)
+    for level in LEVELS:
+        if spec.config_class.for_level(level) == config:
+            return f"{model} at level {level}"
+    return f"{model} with a config of no level"
+
+
+def stream_settings(model: str | None = None, level: int | None = None, seed: int | None = None,
+                    *, config: Any = None, compresslevel: int | None = None,
+                    dictionary: Predictor | str | os.PathLike | None = None) -> StreamSettings:
+    """The settings of the streams a compressor writes, checked now (``ValueError``).
+
+    Without ``dictionary``: ``model`` (default cm), ``level`` (default 6; ``compresslevel``
+    is ``bz2``'s name for it, and both may be given only if equal) or a ``config`` of the
+    model, which overrides the level, and ``seed`` (default 0).
+
+    With ``dictionary`` (a model file or a Predictor), the model, config and seed are the
+    file's: each setting may be left unset (None) or equal to the file's; any other value is
+    a contradiction, refused with one ``ValueError`` naming both (``model="ctw"`` with a cm
+    file, ``level=1`` with a level-6 file; the command line passes only the flags given).
+
+        >>> stream_settings("order2", 2).config == make_config("order2", 2)
+        True
+        >>> d = Predictor("ctw", 6, alphabet=b"ab")
+        >>> stream_settings(dictionary=d, level=6).model
+        'ctw'
+        >>> stream_settings(model="order2", dictionary=d)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: model='order2' contradicts the model file given as dictionary (ctw at level 6)...
+    """
+    if compresslevel is not None:
+        check_level(compresslevel)
+        if level is not None and check_level(level) != compresslevel:
+            raise ValueError(f"level={level!r} and compresslevel={compresslevel!r} disagree: "
+                             "give one of them")
+        level = compresslevel
+    if level is not None:
+        check_level(level)
+    if seed is not None:
+        _check_seed(seed)
+    dictionary = load_dictionary(dictionary)
+    if dictionary is None:
+        model = DEFAULT_MODEL if model is None else model
+        spec = spec_by_name(model)
+        if config is None:
+            config = make_config(model, DEFAULT_LEVEL if level is None else level)
+        elif not isinstance(config, spec.config_class):
+            raise ValueError(f"config must be a {spec.config_class.__name__} for model "
+                             f"{model!r}")
+        return StreamSettings(model, config, 0 if seed is None else seed)
+    own = _level_of(dictionary.model_name, dictionary.config)
+    given = {"model": model is not None and model != dictionary.model_name,
+             "level": level is not None and (
+                 dictionary.model_name != (model or dictionary.model_name)
+                 or make_config(dictionary.model_name, level) != dictionary.config),
+             "config": config is not None and config != dictionary.config,
+             "seed": seed is not None and seed != dictionary.seed}
+    for name, differs in given.items():
+        if differs:
+            value = {"model": model, "level": level, "config": config, "seed": seed}[name]
+            extra = f", seed {dictionary.seed}" if name == "seed" else ""
+            raise ValueError(f"{name}={value!r} contradicts the model file given as dictionary "
+                             f"({own}{extra}): leave {name} unset or give the file's")
+    return StreamSettings(dictionary.model_name, dictionary.config, dictionary.seed,
+                          dictionary)

@@ -96,3 +96,20 @@ def test_train_with_its_documented_default():
 def test_dictionary_error_is_exported():
     assert seqzip.DictionaryError is seqzip.errors.DictionaryError
     assert issubclass(seqzip.DictionaryError, seqzip.SeqzipError)
+
+
+def test_dict_refuses_flags_that_contradict_the_model_file_and_only_those(tmp_path):
+    from seqzip.predictor import Predictor
+
+    d = Predictor("ctw", 2)
+    d.feed(b"hello world " * 50)
+    d.save(str(tmp_path / "d.sqm"))
+    src = tmp_path / "f.txt"
+    src.write_bytes(b"hello there world " * 20)
+    for flags in (["--model", "cm"], ["-1"], ["--seed", "3"]):
+        result = run("--dict", str(tmp_path / "d.sqm"), "-f", *flags, str(src))
+        assert result.exit_code == 1 and "contradicts the model file" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    for flags in ([], ["-2"], ["--model", "ctw", "--level", "2"]):
+        result = run("--dict", str(tmp_path / "d.sqm"), "-f", *flags, str(src))
+        assert result.exit_code == 0, result.output

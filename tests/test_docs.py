@@ -35,7 +35,7 @@ def test_docstring_examples_run(name):
 
 # The library's public surface: every public function and class defined in these modules shows
 # a runnable example in its docstring (pytest's --doctest-modules runs them).
-LIBRARY = ["seqzip.api", "seqzip.predictor", "seqzip.bench", "seqzip.coder", "seqzip.container",
+LIBRARY = ["seqzip.api", "seqzip.files", "seqzip.incremental", "seqzip.predictor", "seqzip.bench", "seqzip.coder", "seqzip.container",
            "seqzip.streaminfo", "seqzip.baselines", "seqzip.errors", "seqzip.models",
            "seqzip.models.base", "seqzip.models.cm", "seqzip.models.ctw", "seqzip.models.experts",
            "seqzip.models.glnn", "seqzip.models.lstm", "seqzip.models.order2",

@@ -517,6 +517,33 @@ cdef class CTWKernel(Kernel):
                 "entries_max": self.entries_max, "nodes_max": self.nodes_max,
                 "resets": self.resets}
 
+    def rescale(self, uint32_t cap, bint reset_weights=True):
+        """Halve the counts of every entry (as the model halves them at its count limit)
+        until their sum is at most ``cap`` and, with ``reset_weights``, set every weighting
+        ratio beta back to 1 (a fresh entry's), so that a tree trained elsewhere (a
+        dictionary) keeps its contexts but gives way to new data quickly, and weighs its
+        depths afresh.  Deterministic; a step taken once, when a dictionary is made.
+
+            >>> k = CTWKernel(2, 2, 0.5, 0, 65535, 1 << 20, 0)
+            >>> for _ in range(50):
+            ...     k.update(1)
+            >>> before = float(k.predict()[0]); k.rescale(4)
+            >>> bool(k.predict()[0] > before)
+            True
+        """
+        cdef uint32_t i
+        cdef Entry* e
+        if cap < 2:
+            raise ValueError("cap must be at least 2")
+        for i in range(self.entries_used):
+            e = &self.entries[i]
+            while <uint32_t>e.count0 + e.count1 > cap:
+                e.count0 = (e.count0 + 1) >> 1
+                e.count1 = (e.count1 + 1) >> 1
+            if reset_weights:
+                e.beta = 1.0
+        self.predicted = False
+
     # ---- the full state -----------------------------------------------------------------
 
     def get_state(self):

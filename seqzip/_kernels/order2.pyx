@@ -169,3 +169,43 @@ cdef class Order2Kernel(Kernel):
             put(mv, state, name)
         self.prev1, self.prev2 = prev[0], prev[1]
         self.n0, self.u0 = prev[2], prev[3]
+
+    def rescale(self, uint32_t cap):
+        """Halve every context's counts (as the model halves them at its count limit) until
+        each context's total is at most ``cap``, so that a model trained elsewhere (a
+        dictionary) keeps its statistics but gives way to new data quickly: small totals
+        leave the escape to the lower orders its weight.  Deterministic; a step taken once,
+        when a dictionary is made.
+
+            >>> k = Order2Kernel(2, 2, 1000, 1.0)
+            >>> for _ in range(40):
+            ...     k.update(0)
+            >>> k.rescale(8); int(k.get_state()["n1"][0]) <= 8
+            True
+        """
+        cdef Py_ssize_t A = self.A, ctx, contexts
+        if cap < 1:
+            raise ValueError("cap must be at least 1")
+        _rescale(&self.c0[0], &self.n0, &self.u0, A, cap)
+        if self.order >= 1:
+            for ctx in range(A):
+                _rescale(&self.c1[ctx * A], &self.n1[ctx], &self.u1[ctx], A, cap)
+        if self.order >= 2:
+            contexts = A * A
+            for ctx in range(contexts):
+                _rescale(&self.c2[ctx * A], &self.n2[ctx], &self.u2[ctx], A, cap)
+
+
+cdef void _rescale(uint16_t* counts, uint32_t* total, uint32_t* distinct, Py_ssize_t n,
+                   uint32_t cap) noexcept nogil:
+    cdef Py_ssize_t x
+    cdef uint32_t t, d
+    while total[0] > cap:
+        t = 0
+        d = 0
+        for x in range(n):
+            counts[x] = counts[x] >> 1
+            t += counts[x]
+            d += counts[x] != 0
+        total[0] = t
+        distinct[0] = d

@@ -201,10 +201,18 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
             coded += n
             bar.update(n)
 
-        written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
-                                    config=config, progress=step, processes=s.processes,
-                                    dictionary=dictionary)
+        written = api.compress_file(src, dst, **chosen, config=config, progress=step,
+                                    processes=s.processes, dictionary=dictionary)
         return coded, written
+
+    # With --dict the model file holds the model, level and seed: only those the user gave are
+    # passed on, so that one contradicting the file is refused and the defaults are not.
+    chosen = {"model": s.model, "level": s.level, "seed": s.seed}
+    context = click.get_current_context(silent=True)
+    if s.dictionary is not None and context is not None:
+        chosen = {name: value for name, value in chosen.items()
+                  if context.get_parameter_source(name) not in (
+                      click.core.ParameterSource.DEFAULT, None)}
 
     config = s.config()  # a bad --optimizer fails before any file is touched
     if config is not None and s.dictionary is not None:

@@ -28,6 +28,14 @@ from .progress import Progress, coded_since_now
 @click.option("--budget", type=click.FloatRange(0.1, 1e6), default=60.0, show_default=True,
               help="CPU seconds of the offline fit (glnn, lstm, mlstm, mrnn); for the other "
               "families, of the pass over the files.")
+@click.option("--epochs", "max_epochs", type=click.IntRange(1, 100000), default=1000,
+              show_default=True,
+              help="lstm, mlstm, mrnn: at most this many epochs of the offline fit.  A fit that "
+                   "ends by epochs (not by --budget) gives the same file every time.")
+@click.option("--compact/--full-state", default=None,
+              help="The file as a recipe (the training text, LZMA-compressed: small, and "
+                   "loading repeats the pass) or as the model's full state (large, loads at "
+                   "once); default: a recipe when the full state would exceed 4 MiB.")
 @click.option("--optimizer", type=click.Choice(["adam", "hf"]), default="adam",
               show_default=True,
               help="The offline fit's optimiser: adam (BPTT epochs + Adam) or hf (Hessian-free, "
@@ -46,8 +54,8 @@ from .progress import Progress, coded_since_now
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
-def train(files, output, model, level, validation_path, budget, optimizer, method, units,
-          connectivity, seed, force, quiet) -> int:
+def train(files, output, model, level, validation_path, budget, max_epochs, compact, optimizer,
+          method, units, connectivity, seed, force, quiet) -> int:
     """Train a model file on FILES: a dictionary for 'seqzip --dict' and 'seqzip sample'.
 
     Every family learns the files in one online pass, as it would while coding them; glnn
@@ -75,13 +83,14 @@ def train(files, output, model, level, validation_path, budget, optimizer, metho
             with Progress(label + " (fit, then a pass)", budget, 1.0, quiet, unit="seconds"):
                 predictor, summary = dictionary.train_dictionary(
                     contents, model, level, validation=validation, budget=budget,
-                    optimizer=optimizer, method=method or "glnn-qdh-rbpm", seed=seed)
+                    optimizer=optimizer, method=method or "glnn-qdh-rbpm", seed=seed,
+                    max_epochs=max_epochs, compact=compact)
         else:
             with Progress(label, total, typical_speed(model, level), quiet,
                           counter=coded_since_now()) as bar:
                 predictor, summary = dictionary.train_dictionary(
                     contents, model, level, validation=validation, budget=budget,
-                    seed=seed, progress=bar.update)
+                    seed=seed, progress=bar.update, max_epochs=max_epochs, compact=compact)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     data = predictor.to_bytes()

@@ -30,11 +30,20 @@ from typing import Callable
 import numpy as np
 
 from ..models import DEFAULT_LEVEL, DEFAULT_MODEL
-from ..predictor import Predictor
+from ..predictor import Predictor, file_hash, recipe_bytes
 from ..reference import lstm as ref
 
 CELLS = ref.CELLS
 CHUNK = 1 << 16
+# The count-based models' counts are rescaled when a dictionary is made (each context's total
+# halved down to this cap; CTW's weighting ratios also go back to 1), so that a file of another
+# style costs little: the escape to lower orders (the shallower depths) keeps its weight.
+# Measured with dictionaries trained on alice29.txt, level 6, whole streams against no
+# dictionary: order2 on fields.c 3,401 -> 3,501 bytes (+2.9%; unscaled +32%); ctw on fields.c
+# 2,817 -> 2,841 (+0.9%; +1.0% at cap 4, +1.3% at 16; unscaled +11.7%) and on asyoulik.txt
+# 36,535 -> 34,771 (-4.8%).
+RESCALE_CAPS = {"order2": 2, "ctw": 8}
+COMPACT_ABOVE = 4 << 20  # a full-state file larger than this is written as a recipe
 
 
 # ---------------------------------------------------------------- offline RNN training
@@ -333,7 +342,8 @@ def train_dictionary(files: list[bytes], model: str = DEFAULT_MODEL,
                      level: int = DEFAULT_LEVEL, *, validation: bytes | None = None,
                      budget: float = 60.0,
                      optimizer: str = "adam", method: str = "glnn-qdh-rbpm", seed: int = 0,
-                     progress: Callable[[int], None] | None = None
+                     progress: Callable[[int], None] | None = None,
+                     max_epochs: int = 1000, compact: bool | None = None
                      ) -> tuple[Predictor, dict]:
     """Train a dictionary of ``model`` at ``level`` on ``files``; return it and a summary.
 
@@ -342,13 +352,30 @@ def train_dictionary(files: list[bytes], model: str = DEFAULT_MODEL,
     drives early stopping of the offline fits and is scored by the finished dictionary
     (``validation_bpc``); without it the offline fits hold out the last 10% of the input.
     ``progress(n)`` is called with the bytes of each chunk the pass has learnt.
+    ``max_epochs`` bounds the offline fit of the RNN families by work, not time.  The counts
+    of the count-based models (ctw, order2) are rescaled after the pass
+    (:meth:`~seqzip.predictor.Predictor.rescale_counts` to ``RESCALE_CAPS``), so that the
+    dictionary costs little on data of another style.
+
+    ``compact``: True makes the predictor's model file (``to_bytes``, ``save``) a *recipe*
+    (:func:`~seqzip.predictor.recipe_bytes`: the state the pass starts from, fresh or fitted,
+    and the text it learnt, LZMA-compressed), False the full state, None (the default) the
+    recipe when the full state's file would be over 4 MiB.  A recipe is small (a cm -6
+    dictionary of 300 KB of text: about 90 KB instead of 32 MB) and loading it holds one
+    model, but costs the pass again at every load (cm -6: about 50 KB/s).
+
+    Reproducible: the model file holds the model (its state and what it was trained on), not
+    the timings (``fit_seconds``, ``pass_seconds`` are in the summary only), so two trainings
+    that end by ``max_epochs`` (and read every file within ``budget``) give byte-identical
+    files with one hash.  A fit that ends because its CPU-time budget ran out stops at a point
+    that depends on the machine's speed and load, and is not reproducible.
 
     Raises:
         ValueError: unknown model, optimiser or method, no data.
 
         >>> p, s = train_dictionary([b"0101" * 100], "ctw", 1, validation=b"0101" * 10)
-        >>> s["pass_symbols"], s["validation_bpc"] < 0.1
-        (400, True)
+        >>> s["pass_symbols"], s["validation_bpc"] < 0.2, s["rescaled_to"]
+        (400, True, 8)
     """
     data = b"".join(files)
     if not data:
@@ -360,30 +387,44 @@ def train_dictionary(files: list[bytes], model: str = DEFAULT_MODEL,
     summary: dict = {"model": model, "level": level, "files": len(files), "bytes": len(data)}
     start = time.process_time()
     if model in CELLS:
-        summary.update(_fit_rnn(predictor, data, validation, budget, optimizer, seed))
+        summary.update(_fit_rnn(predictor, data, validation, budget, optimizer, seed,
+                                max_epochs))
     elif model == "glnn":
         predictor, fitted = _fit_glnn(predictor, data, validation, budget, method, seed)
         summary.update(fitted)
     summary["fit_seconds"] = round(time.process_time() - start, 2)
     # the pass: the model learns the files as it would while coding them
     offline = model in CELLS or model == "glnn"
+    base = predictor.copy() if offline else None  # what the pass starts from
     pass_start = time.process_time()
     learnt = 0
+    replay = []
     for item in files:
         for at in range(0, len(item), CHUNK):
             if not offline and time.process_time() - start > budget:
                 break
             chunk = item[at:at + CHUNK]
             predictor.feed(chunk)
+            replay.append(chunk)
             learnt += len(chunk)
             if progress:
                 progress(len(chunk))
     summary["pass_symbols"] = learnt
     summary["pass_seconds"] = round(time.process_time() - pass_start, 2)
     summary["pass_bpc"] = round(predictor.bits_per_symbol, 4)
+    if model in RESCALE_CAPS:  # the file holds the rescaled state: coding starts from it
+        predictor.rescale_counts(RESCALE_CAPS[model])
+        summary["rescaled_to"] = RESCALE_CAPS[model]
     if validation:
         summary["validation_bpc"] = round(float(predictor.copy().feed(validation).mean()), 4)
-    predictor.info = dict(summary)
+    # the timings stay out of the model file: its bytes (and hash) depend on the model only
+    predictor.info = {k: v for k, v in summary.items() if not k.endswith("_seconds")}
+    if compact is not False:
+        recipe = recipe_bytes(base if offline else predictor, b"".join(replay),
+                              RESCALE_CAPS.get(model), predictor.info, fresh=not offline)
+        if compact or len(predictor.to_bytes()) > COMPACT_ABOVE:
+            predictor._recipe, predictor._file_hash = recipe, file_hash(recipe)
+            summary["recipe"] = True
     return predictor, summary
 
 
@@ -399,7 +440,7 @@ def _split(data: bytes, validation: bytes | None) -> tuple[bytes, bytes]:
 
 
 def _fit_rnn(predictor: Predictor, data: bytes, validation: bytes | None, budget: float,
-             optimizer: str, seed: int) -> dict:
+             optimizer: str, seed: int, max_epochs: int = 1000) -> dict:
     train, valid = _split(data, validation)
     cell, hidden = predictor.model_name, predictor.config.hidden
     if optimizer == "hf":  # Hessian-free (seqzip.research.hf) fits the same layout
@@ -414,7 +455,7 @@ def _fit_rnn(predictor: Predictor, data: bytes, validation: bytes | None, budget
         return {"optimizer": "hf", "steps": fitted.steps,
                 "offline_validation_bpc": round(float(fitted.validation_bpc), 4)}
     trainer = RNNTrainer(cell, hidden, 256, _indices(train), seed=seed, optimizer=optimizer)
-    result = trainer.train(budget, valid=_indices(valid[:20_000]))
+    result = trainer.train(budget, max_epochs, valid=_indices(valid[:20_000]))
     state = predictor.kernel.get_state()
     state["theta"] = trainer.theta()
     predictor.kernel.set_state(state)
