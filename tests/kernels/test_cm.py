@@ -15,7 +15,7 @@ def kernel(alphabet=bytes(range(256)), **fields):
                 experts="", sets="node,match", layer2=True, apm=2, table_bits=14,
                 history_bits=16)
     base.update(fields)
-    return cm.CMKernel(CMConfig(**base), bytes(alphabet))
+    return cm.CMKernel(CMConfig(**base).spec, bytes(alphabet))
 
 
 def feed(k, data: bytes, alphabet=bytes(range(256))):
@@ -136,7 +136,7 @@ def test_same_config_same_predictions_and_bad_configs():
         with pytest.raises(ValueError):
             config = dataclasses.replace(CMConfig(), **bad) if "table_bits" not in bad \
                 else CMConfig(**bad)
-            cm.CMKernel(config, bytes(range(256)))
+            cm.CMKernel(config.spec, bytes(range(256)))
 
 
 def test_full_distribution_matches_the_first_bit_and_learns_nothing():

@@ -1,0 +1,10 @@
+"""The context mixer as a bank of components (see ``kernel.pyx``'s docstring): one .pxd per
+concern (``tables``: bit histories and the StateMap rule; ``slots``: the hash table and its
+journal; ``context``: the shared per-symbol trackers; ``kinds``: the hashed context kinds;
+``match``; ``experts``: symbol experts; ``mixer``: weight sets and optimisers; ``apm``), all
+inline C, assembled by ``kernel.CMKernel``."""
+from .kernel import (KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel, bit_history_states,
+                     py_context_hashes, py_mixer_step, py_squash, py_state_map, py_stretch)
+
+__all__ = ["KINDS", "LIMITS", "OPTIMIZERS", "SELECTORS", "CMKernel", "bit_history_states",
+           "py_context_hashes", "py_mixer_step", "py_squash", "py_state_map", "py_stretch"]
