@@ -101,6 +101,18 @@ LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS)
 
 
+def _scalar_type(str name):
+    """The dtype of a named scalar of the state: the context's words and the match pointers
+    are uint64, probabilities and Adam's powers float64, the rest int64."""
+    if name.startswith("ctx.") and name not in ("ctx.c1_index", "ctx.word_len",
+                                                 "ctx.record_votes", "ctx.candidate_votes") \
+            or name.endswith(".ptr"):
+        return np.uint64
+    if name.startswith(("opt.", "out.")) or name.endswith((".dot", ".p")):
+        return np.float64
+    return np.int64
+
+
 def bit_history_states():
     """The bit-history state table: ``(n0, n1, last, next_on_0, next_on_1)`` per state (last:
     0 not kept, 1 the last bit was 0, 2 it was 1)."""
@@ -792,11 +804,14 @@ cdef class CMKernel(Kernel):
     def get_state(self):
         """The history, the hash table and direct tables, the state maps, the match models,
         the mixer's weights and curvature (or Adam moments), the gates, the APM tables, the
-        symbol experts' and the network's states (under ``expertE.``) and the position inside
-        the current symbol (see ``Kernel.get_state``)."""
+        symbol experts' and the network's states (under ``expertE.``), each component's named
+        scalars (``ctx.pos``, ``match0.length`` ...) and the position inside the current
+        symbol (see ``Kernel.get_state``)."""
         cdef int i
         state = Kernel.get_state(self)
-        state.update(self._scalars())
+        for name, value in self._scalars().items():
+            state[name] = np.array(value, dtype=_scalar_type(name))
+        state["slots"] = self._slot_offsets()
         for name, size, address in self._buffers():
             state[name] = raw_get(<void*><size_t>address, size)
         for i in range(self.experts.n):
@@ -806,15 +821,22 @@ cdef class CMKernel(Kernel):
 
     def set_state(self, dict state):
         """Trusted input: positions and indices inside the tables are checked only where a
-        wrong one would reach outside them (the slots)."""
+        wrong one would reach outside them (the slots).  A state written before the scalars
+        were named (``ints``, ``words``, ``floats``: model files of seqzip 0cd69a4 and older)
+        is read too."""
         cdef int i
         Kernel.set_state(self, state)
-        scalars = self._check_scalars(state)
+        if "ints" in state:
+            scalars = self._legacy_scalars(state)
+        else:
+            scalars = {name: take(state, name, _scalar_type(name), ()).item()
+                       for name in self._scalars()}
+        slots = self._check_slots(take(state, "slots", np.int64, (self.n_hashed,)))
         for name, size, address in self._buffers():
             raw_set(<void*><size_t>address, size, state, name)
         for i in range(self.experts.n):
             self.owned[i].set_state(nested(state, f"expert{i}."))
-        self._set_scalars(*scalars)
+        self._set_scalars(scalars, slots)
         self.slots.jlen = 0
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose
@@ -831,8 +853,8 @@ cdef class CMKernel(Kernel):
         learnt below a save point)."""
         if not self.slots.tracking or self.slots.jlen > JOURNAL:
             raise RuntimeError("save points need track_points(True)")
-        state = {"fallbacks": self.fallbacks}
-        state.update(self._scalars())
+        state = {"fallbacks": self.fallbacks, "scalars": self._scalars(),
+                 "slots": self._slot_offsets()}
         for name, size, address in self._buffers(True):
             state[name] = raw_get(<void*><size_t>address, size)
         return self.slots.jlen, state
@@ -840,88 +862,79 @@ cdef class CMKernel(Kernel):
     def restore_point(self, point):
         """Return to a :meth:`save_point` taken since tracking started."""
         cdef int jlen = point[0]
-        if not self.slots.tracking or self.slots.jlen > JOURNAL or not 0 <= jlen <= self.slots.jlen:
+        if not self.slots.tracking or self.slots.jlen > JOURNAL or \
+                not 0 <= jlen <= self.slots.jlen:
             raise RuntimeError("not a save point of this tracking")
         st_rewind(&self.slots, jlen)
         state = point[1]
         for name, size, address in self._buffers(True):
             raw_set(<void*><size_t>address, size, state, name)
         self.fallbacks = state["fallbacks"]
-        self._set_scalars(*self._check_scalars(state))
+        self._set_scalars(state["scalars"], self._check_slots(state["slots"]))
 
     def _scalars(self):
+        """Every scalar of the state by name, component by component."""
         cdef int i
-        cdef Py_ssize_t off
-        ints = [self.ctx.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
-                self.forced, self.n_known, self.ctx.word_len, self.ctx.record_votes,
-                self.ctx.candidate_votes, self.net_pattern, self.symbols_seen]
+        out = {"symbol.node": self.node, "symbol.depth": self.depth, "symbol.gnode": self.gnode,
+               "symbol.group": self.group, "symbol.group_left": self.group_left,
+               "symbol.forced": self.forced, "symbol.n_known": self.n_known,
+               "symbol.net_pattern": self.net_pattern, "symbol.seen": self.symbols_seen,
+               "ctx.c1_index": self.ctx.c1_index, "ctx.word_len": self.ctx.word_len,
+               "ctx.record_votes": self.ctx.record_votes,
+               "ctx.candidate_votes": self.ctx.candidate_votes,
+               "ctx.pos": self.ctx.pos, "ctx.c8": self.ctx.c8,
+               "ctx.line_start": self.ctx.line_start,
+               "ctx.prev_line_start": self.ctx.prev_line_start, "ctx.word0": self.ctx.word0,
+               "ctx.word1": self.ctx.word1, "ctx.word2": self.ctx.word2,
+               "ctx.separator": self.ctx.separator, "ctx.before_word": self.ctx.before_word,
+               "ctx.sentence": self.ctx.sentence, "ctx.record_len": self.ctx.record_len,
+               "ctx.record_candidate": self.ctx.record_candidate,
+               "opt.b1t": self.opt.b1t, "opt.b2t": self.opt.b2t,
+               "out.p_mix": self.p_mix, "out.p_final": self.p_final,
+               "final.selected": self.final.selected, "final.dot": self.final.dot,
+               "final.p": self.final.p}
         for i in range(self.n_match):
-            ints += [self.match[i].length, self.match[i].predicted, self.match[i].miss,
-                     self.match[i].sm_index]
+            out[f"match{i}.length"] = self.match[i].length
+            out[f"match{i}.predicted"] = self.match[i].predicted
+            out[f"match{i}.miss"] = self.match[i].miss
+            out[f"match{i}.sm_index"] = self.match[i].sm_index
+            out[f"match{i}.ptr"] = self.match[i].ptr
         for i in range(self.n_sets):
-            ints.append(self.sets[i].selected)
-        ints.append(self.final.selected)
-        words = [self.ctx.pos, self.ctx.c8, self.ctx.line_start, self.ctx.prev_line_start, self.ctx.word0,
-                 self.ctx.word1, self.ctx.word2, self.ctx.separator, self.ctx.before_word, self.ctx.sentence,
-                 self.ctx.record_len, self.ctx.record_candidate]
-        words += [self.match[i].ptr for i in range(self.n_match)]
-        floats = [self.opt.b1t, self.opt.b2t, self.p_mix, self.p_final, self.final.dot,
-                  self.final.p]
-        for i in range(self.n_sets):
-            floats += [self.sets[i].dot, self.sets[i].p]
-        slots = []
-        for i in range(self.n_hashed):
-            if self.slot[i] == NULL:
-                off = -2
-            elif self.slot[i] == EMPTY_SLOT:
-                off = -1
-            else:
-                off = self.slot[i] - self.slots.table
-            slots.append(off)
-        return {"ints": np.array(ints, dtype=np.int64),
-                "words": np.array(words, dtype=np.uint64),
-                "floats": np.array(floats, dtype=np.float64),
-                "slots": np.array(slots, dtype=np.int64)}
+            out[f"set{i}.selected"] = self.sets[i].selected
+            out[f"set{i}.dot"] = self.sets[i].dot
+            out[f"set{i}.p"] = self.sets[i].p
+        return out
 
-    def _check_scalars(self, dict state):
-        ints = [int(v) for v in take(state, "ints", np.int64,
-                                     (13 + 4 * self.n_match + self.n_sets + 1,))]
-        words = [int(v) for v in take(state, "words", np.uint64, (12 + self.n_match,))]
-        floats = [float(v) for v in take(state, "floats", np.float64, (6 + 2 * self.n_sets,))]
-        slots = take(state, "slots", np.int64, (self.n_hashed,))
-        limit = (self.slots.bucket_mask + 1) * 64 - 16
-        if (slots < -2).any() or (slots > limit).any() or \
-                any(v >= 0 and v % 16 for v in slots):
-            raise ValueError("model state holds slots outside the hash table")
-        return ints, words, floats, [int(v) for v in slots]
-
-    def _set_scalars(self, list ints, list words, list floats, list slots):
-        cdef int i, k
-        (self.ctx.c1_index, self.node, self.depth, self.gnode, self.group, self.group_left,
-         self.forced, self.n_known, self.ctx.word_len, self.ctx.record_votes, self.ctx.candidate_votes,
-         self.net_pattern, self.symbols_seen) = ints[:13]
-        k = 13
+    def _set_scalars(self, dict v, list slots):
+        cdef int i
+        self.node, self.depth, self.gnode = v["symbol.node"], v["symbol.depth"], v["symbol.gnode"]
+        self.group, self.group_left = v["symbol.group"], v["symbol.group_left"]
+        self.forced, self.n_known = v["symbol.forced"], v["symbol.n_known"]
+        self.net_pattern, self.symbols_seen = v["symbol.net_pattern"], v["symbol.seen"]
+        self.ctx.c1_index, self.ctx.word_len = v["ctx.c1_index"], v["ctx.word_len"]
+        self.ctx.record_votes = v["ctx.record_votes"]
+        self.ctx.candidate_votes = v["ctx.candidate_votes"]
+        self.ctx.pos, self.ctx.c8 = v["ctx.pos"], v["ctx.c8"]
+        self.ctx.line_start = v["ctx.line_start"]
+        self.ctx.prev_line_start = v["ctx.prev_line_start"]
+        self.ctx.word0, self.ctx.word1, self.ctx.word2 = v["ctx.word0"], v["ctx.word1"], \
+            v["ctx.word2"]
+        self.ctx.separator, self.ctx.before_word = v["ctx.separator"], v["ctx.before_word"]
+        self.ctx.sentence, self.ctx.record_len = v["ctx.sentence"], v["ctx.record_len"]
+        self.ctx.record_candidate = v["ctx.record_candidate"]
+        self.opt.b1t, self.opt.b2t = v["opt.b1t"], v["opt.b2t"]
+        self.p_mix, self.p_final = v["out.p_mix"], v["out.p_final"]
+        self.final.selected, self.final.dot, self.final.p = v["final.selected"], \
+            v["final.dot"], v["final.p"]
         for i in range(self.n_match):
-            self.match[i].length = ints[k]
-            self.match[i].predicted = ints[k + 1]
-            self.match[i].miss = ints[k + 2]
-            self.match[i].sm_index = ints[k + 3]
-            k += 4
+            self.match[i].length = v[f"match{i}.length"]
+            self.match[i].predicted = v[f"match{i}.predicted"]
+            self.match[i].miss = v[f"match{i}.miss"]
+            self.match[i].sm_index = v[f"match{i}.sm_index"]
+            self.match[i].ptr = v[f"match{i}.ptr"]
         for i in range(self.n_sets):
-            self.sets[i].selected = ints[k]
-            k += 1
-        self.final.selected = ints[k]
-        (self.ctx.pos, self.ctx.c8, self.ctx.line_start, self.ctx.prev_line_start, self.ctx.word0, self.ctx.word1,
-         self.ctx.word2, self.ctx.separator, self.ctx.before_word, self.ctx.sentence, self.ctx.record_len,
-         self.ctx.record_candidate) = words[:12]
-        for i in range(self.n_match):
-            self.match[i].ptr = words[12 + i]
-        self.opt.b1t, self.opt.b2t, self.p_mix, self.p_final = floats[:4]
-        self.final.dot = floats[4]
-        self.final.p = floats[5]
-        for i in range(self.n_sets):
-            self.sets[i].dot = floats[6 + 2 * i]
-            self.sets[i].p = floats[7 + 2 * i]
+            self.sets[i].selected = v[f"set{i}.selected"]
+            self.sets[i].dot, self.sets[i].p = v[f"set{i}.dot"], v[f"set{i}.p"]
         for i in range(self.n_hashed):
             if slots[i] == -2:
                 self.slot[i] = NULL
@@ -929,6 +942,58 @@ cdef class CMKernel(Kernel):
                 self.slot[i] = EMPTY_SLOT
             else:
                 self.slot[i] = self.slots.table + <Py_ssize_t>slots[i]
+
+    def _slot_offsets(self):
+        """The current slot of each hashed context as an offset into the table (-1: the
+        empty slot, -2: none)."""
+        cdef int i
+        cdef Py_ssize_t off
+        out = np.empty(self.n_hashed, dtype=np.int64)
+        for i in range(self.n_hashed):
+            if self.slot[i] == NULL:
+                off = -2
+            elif self.slot[i] == EMPTY_SLOT:
+                off = -1
+            else:
+                off = self.slot[i] - self.slots.table
+            out[i] = off
+        return out
+
+    def _check_slots(self, slots):
+        limit = (self.slots.bucket_mask + 1) * 64 - 16
+        if (slots < -2).any() or (slots > limit).any() or \
+                any(v >= 0 and v % 16 for v in slots):
+            raise ValueError("model state holds slots outside the hash table")
+        return [int(v) for v in slots]
+
+    def _legacy_scalars(self, dict state):
+        """The scalars of a state from before they were named: three positional lists."""
+        cdef int i, k
+        ints = [int(v) for v in take(state, "ints", np.int64,
+                                     (13 + 4 * self.n_match + self.n_sets + 1,))]
+        words = [int(v) for v in take(state, "words", np.uint64, (12 + self.n_match,))]
+        floats = [float(v) for v in take(state, "floats", np.float64, (6 + 2 * self.n_sets,))]
+        out = dict(zip(["ctx.c1_index", "symbol.node", "symbol.depth", "symbol.gnode",
+                        "symbol.group", "symbol.group_left", "symbol.forced", "symbol.n_known",
+                        "ctx.word_len", "ctx.record_votes", "ctx.candidate_votes",
+                        "symbol.net_pattern", "symbol.seen"], ints))
+        out.update(zip(["ctx.pos", "ctx.c8", "ctx.line_start", "ctx.prev_line_start",
+                        "ctx.word0", "ctx.word1", "ctx.word2", "ctx.separator",
+                        "ctx.before_word", "ctx.sentence", "ctx.record_len",
+                        "ctx.record_candidate"], words))
+        out.update(zip(["opt.b1t", "opt.b2t", "out.p_mix", "out.p_final", "final.dot",
+                        "final.p"], floats))
+        k = 13
+        for i in range(self.n_match):
+            for j, name in enumerate(("length", "predicted", "miss", "sm_index")):
+                out[f"match{i}.{name}"] = ints[k + j]
+            out[f"match{i}.ptr"] = words[12 + i]
+            k += 4
+        for i in range(self.n_sets):
+            out[f"set{i}.selected"] = ints[k + i]
+            out[f"set{i}.dot"], out[f"set{i}.p"] = floats[6 + 2 * i], floats[7 + 2 * i]
+        out["final.selected"] = ints[k + self.n_sets]
+        return out
 
     def _buffers(self, bint light=False):
         """(name, bytes, address) of every buffer the state holds; ``light``: of those one
