@@ -52,6 +52,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
 from seqzip._core import nested, put, take
+from seqzip._kernels.cm.names import legacy_scalars, scalar_type
 
 from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
                            SYMBOL_MODE, Kernel, ModelInterface, raw_get, raw_set)
@@ -101,18 +102,6 @@ LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS)
 
 
-def _scalar_type(str name):
-    """The dtype of a named scalar of the state: the context's words and the match pointers
-    are uint64, probabilities and Adam's powers float64, the rest int64."""
-    if name.startswith("ctx.") and name not in ("ctx.c1_index", "ctx.word_len",
-                                                 "ctx.record_votes", "ctx.candidate_votes") \
-            or name.endswith(".ptr"):
-        return np.uint64
-    if name.startswith(("opt.", "out.")) or name.endswith((".dot", ".p")):
-        return np.float64
-    return np.int64
-
-
 def bit_history_states():
     """The bit-history state table: ``(n0, n1, last, next_on_0, next_on_1)`` per state (last:
     0 not kept, 1 the last bit was 0, 2 it was 1)."""
@@ -126,71 +115,6 @@ def py_squash(double x):
 
 def py_stretch(double p):
     return stretch_p(p)
-
-
-def py_state_map(list steps):
-    """The StateMap rule on one fresh map: P(1) (in [0, 1]) after each (state, bit) step."""
-    cdef StateMap m
-    cdef int s, bit
-    if sm_init_states(&m) < 0:
-        free(m.p)
-        free(m.n)
-        raise MemoryError()
-    out = []
-    for s, bit in steps:
-        if not 0 <= s < MAX_STATES:
-            free(m.p)
-            free(m.n)
-            raise ValueError("no such state")
-        sm_learn(&m, s, bit)
-        out.append(m.p[s] * (1.0 / 4294967296.0))
-    free(m.p)
-    free(m.n)
-    return out
-
-
-def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, int bit,
-                  str optimizer="qdh", double rate=1.0, double decay=0.9999, double eps=10.0,
-                  double b1t=1.0, double b2t=1.0):
-    """One mixer row (w, hd, hc updated in place) on inputs x: returns (dot, p) before its
-    step on ``bit``; ``b1t``/``b2t``: Adam's beta powers *after* this bit's tick."""
-    cdef Mixer m
-    cdef Optimiser o
-    cdef int n = x.shape[0]
-    if w.shape[0] != n or hd.shape[0] != n or hc.shape[0] != n or n < 1:
-        raise ValueError("w, hd, hc and x must have one length")
-    o.kind = OPTIMIZERS[optimizer]
-    o.decay, o.eps, o.b1t, o.b2t = decay, eps, b1t, b2t
-    m.n_sets, m.n, m.w, m.hd, m.hc = 1, n, &w[0], &hd[0], &hc[0]
-    mixer_predict(&m, 0, &x[0])
-    dot, p = m.dot, m.p
-    mixer_train(&m, &x[0], rate, bit, &o)
-    return dot, p
-
-
-def py_context_hashes(bytes data, list contexts, bint records=True):
-    """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
-    0..255), from a fresh context state: for tests of the kinds' stability."""
-    cdef Context* c = <Context*>calloc(1, sizeof(Context))
-    cdef kind_hash f
-    if c == NULL or ctx_init(c, 16, records) < 0:
-        if c != NULL:
-            free(c.history)
-        free(c)
-        raise MemoryError()
-    try:
-        for b in data:
-            ctx_update(c, b, b)
-        out = []
-        for kind, j in contexts:
-            f = kind_function(kind) if 0 <= kind < N_KINDS else NULL
-            if f == NULL:
-                raise ValueError("no such context kind")
-            out.append(f(c, kind_tag(kind, j), j))
-        return out
-    finally:
-        free(c.history)
-        free(c)
 
 
 @cython.final
@@ -810,7 +734,7 @@ cdef class CMKernel(Kernel):
         cdef int i
         state = Kernel.get_state(self)
         for name, value in self._scalars().items():
-            state[name] = np.array(value, dtype=_scalar_type(name))
+            state[name] = np.array(value, dtype=scalar_type(name))
         state["slots"] = self._slot_offsets()
         for name, size, address in self._buffers():
             state[name] = raw_get(<void*><size_t>address, size)
@@ -827,9 +751,9 @@ cdef class CMKernel(Kernel):
         cdef int i
         Kernel.set_state(self, state)
         if "ints" in state:
-            scalars = self._legacy_scalars(state)
+            scalars = legacy_scalars(state, self.n_match, self.n_sets)
         else:
-            scalars = {name: take(state, name, _scalar_type(name), ()).item()
+            scalars = {name: take(state, name, scalar_type(name), ()).item()
                        for name in self._scalars()}
         slots = self._check_slots(take(state, "slots", np.int64, (self.n_hashed,)))
         for name, size, address in self._buffers():
@@ -965,35 +889,6 @@ cdef class CMKernel(Kernel):
                 any(v >= 0 and v % 16 for v in slots):
             raise ValueError("model state holds slots outside the hash table")
         return [int(v) for v in slots]
-
-    def _legacy_scalars(self, dict state):
-        """The scalars of a state from before they were named: three positional lists."""
-        cdef int i, k
-        ints = [int(v) for v in take(state, "ints", np.int64,
-                                     (13 + 4 * self.n_match + self.n_sets + 1,))]
-        words = [int(v) for v in take(state, "words", np.uint64, (12 + self.n_match,))]
-        floats = [float(v) for v in take(state, "floats", np.float64, (6 + 2 * self.n_sets,))]
-        out = dict(zip(["ctx.c1_index", "symbol.node", "symbol.depth", "symbol.gnode",
-                        "symbol.group", "symbol.group_left", "symbol.forced", "symbol.n_known",
-                        "ctx.word_len", "ctx.record_votes", "ctx.candidate_votes",
-                        "symbol.net_pattern", "symbol.seen"], ints))
-        out.update(zip(["ctx.pos", "ctx.c8", "ctx.line_start", "ctx.prev_line_start",
-                        "ctx.word0", "ctx.word1", "ctx.word2", "ctx.separator",
-                        "ctx.before_word", "ctx.sentence", "ctx.record_len",
-                        "ctx.record_candidate"], words))
-        out.update(zip(["opt.b1t", "opt.b2t", "out.p_mix", "out.p_final", "final.dot",
-                        "final.p"], floats))
-        k = 13
-        for i in range(self.n_match):
-            for j, name in enumerate(("length", "predicted", "miss", "sm_index")):
-                out[f"match{i}.{name}"] = ints[k + j]
-            out[f"match{i}.ptr"] = words[12 + i]
-            k += 4
-        for i in range(self.n_sets):
-            out[f"set{i}.selected"] = ints[k + i]
-            out[f"set{i}.dot"], out[f"set{i}.p"] = floats[6 + 2 * i], floats[7 + 2 * i]
-        out["final.selected"] = ints[k + self.n_sets]
-        return out
 
     def _buffers(self, bint light=False):
         """(name, bytes, address) of every buffer the state holds; ``light``: of those one

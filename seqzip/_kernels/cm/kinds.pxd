@@ -3,8 +3,9 @@
 # parameter j) to a 64-bit context hash, computed once per symbol.  A kind's id is part of
 # every hash it gives (the tag), so ids are fixed by the streams: a new kind takes the next id.
 #
-# Adding a kind: one function here, one line in ``KIND_FUNCTIONS`` below (and its name in
-# ``KINDS`` in kernel.pyx); the config (seqzip/models/cm.py) says how many of it a level uses.
+# Adding a kind: its function and id here and its case in ``kind_function`` (the
+# registration), its name in ``KINDS`` (kernel.pyx); the config (seqzip/models/cm.py) says how
+# many of it a level uses (a field, its range, one line building ``CMSpec.contexts``).
 from libc.stdint cimport uint64_t
 from seqzip._kernels.cm.context cimport Context, ctx_back
 from seqzip._kernels.cm.tables cimport hash2
