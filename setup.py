@@ -27,8 +27,9 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-# seqzip/_core.pyx (the model interface and the coding step) and one module per kernel family.
-SOURCES = ["seqzip/_core.pyx"] + sorted(glob.glob("seqzip/_kernels/*.pyx"))
+# seqzip/_core.pyx (the model interface and the coding step) and one module per kernel family
+# (the context mixer's in its subpackage seqzip/_kernels/cm/).
+SOURCES = ["seqzip/_core.pyx"] + sorted(glob.glob("seqzip/_kernels/**/*.pyx", recursive=True))
 
 extensions = [
     Extension(

@@ -16,12 +16,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._kernels.cm import OPTIMIZERS, SELECTORS, CMKernel
+from .._kernels.cm import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
 from .base import Model, check_range, config_from_bytes, config_to_bytes
 from .experts import experts_memory, make_experts, parse_experts
 
 NETWORKS = ("", "glnn", "mlstm")
 MAX_ORDER = 32
+WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
+SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
+
+
+@dataclass(frozen=True)
+class CMSpec:
+    """A config as the kernel takes it: parsed and checked once (``CMConfig.spec``).
+
+        >>> CMConfig.for_level(1).spec.contexts
+        ((0, 2), (0, 3), (0, 4))
+    """
+    contexts: tuple[tuple[int, int], ...]  # (kind id, parameter), in input order
+    matches: tuple[int, ...]  # minimum lengths of the match models
+    table_bits: int
+    history_bits: int
+    selectors: tuple[int, ...]  # selector ids, one per weight set
+    layer2: bool
+    optimizer: int
+    rate: float
+    rate2: float
+    decay: float
+    eps: float
+    apm: int
+    apm_rate: int
+    gate_units: int
+    gate_rate: float
 
 
 @dataclass(frozen=True)
@@ -84,8 +110,8 @@ class CMConfig:
         if 0 < self.match < 2 or 0 < self.match2 < 2:
             raise ValueError("match lengths are 0 (off) or at least 2")
         sets = [s for s in self.sets.split(",") if s]
-        if not 1 <= len(sets) <= 8 or any(s not in SELECTORS for s in sets):
-            raise ValueError(f"sets must name 1 to 8 of {sorted(SELECTORS)}")
+        if not 1 <= len(sets) <= LIMITS["sets"] or any(s not in SELECTORS for s in sets):
+            raise ValueError(f"sets must name 1 to {LIMITS['sets']} of {sorted(SELECTORS)}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}")
         if self.network not in NETWORKS:
@@ -96,7 +122,32 @@ class CMConfig:
             raise ValueError("network and network_config go together")
         if self.network:
             self.network_model_config()  # raises ValueError when it does not parse
-        parse_experts(self.experts)
+        n_experts = len(parse_experts(self.experts))
+        contexts = tuple((KINDS["order"], int(v)) for v in orders) + \
+            tuple((KINDS["word"], j) for j in range(WORD_CONTEXTS[self.word])) + \
+            tuple((KINDS["sparse"], j) for j in range(SPARSE_CONTEXTS[self.sparse])) + \
+            tuple((KINDS["record"], j) for j in range(3 * self.record)) + \
+            tuple((KINDS["indirect"], j) for j in range(3 * self.indirect))
+        matches = tuple(m for m in (self.match, self.match2) if m)
+        if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
+                1 + len(contexts) + 2 + len(matches) + n_experts + bool(self.network) > \
+                LIMITS["inputs"]:
+            raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
+                             f"{LIMITS['symbol_experts']} symbol experts and "
+                             f"{LIMITS['inputs']} mixer inputs")
+        spec = CMSpec(contexts=contexts, matches=matches, table_bits=self.table_bits,
+                      history_bits=self.history_bits,
+                      selectors=tuple(SELECTORS[s] for s in sets), layer2=bool(self.layer2),
+                      optimizer=OPTIMIZERS[self.optimizer], rate=self.rate, rate2=self.rate2,
+                      decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
+                      gate_units=self.gate_units, gate_rate=self.gate_rate)
+        object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
+
+    @property
+    def spec(self) -> CMSpec:
+        """The config as the kernel takes it (parsed once, here)."""
+        return self._spec  # type: ignore[attr-defined]
+
 
     def network_model_config(self):
         """The gating network's own config (None without a network)."""
@@ -114,9 +165,8 @@ class CMConfig:
         """Bytes the kernel, its symbol experts and its network allocate (a bound)."""
         A = alphabet_size
         B = max(1, (A - 1).bit_length())
-        n_contexts = len([v for v in self.orders.split(",") if v]) + (0, 2, 4, 8)[self.word] + \
-            (0, 3, 6)[self.sparse] + 3 * self.record + 3 * self.indirect
-        n_inputs = 1 + n_contexts + 2 + (self.match > 0) + (self.match2 > 0) + \
+        n_contexts = len(self.spec.contexts)
+        n_inputs = 1 + n_contexts + 2 + len(self.spec.matches) + \
             len(parse_experts(self.experts)) + bool(self.network)
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8}
@@ -202,5 +252,5 @@ class CMModel(Model):
         if c.network:
             model_class = _network_class(c.network)[1]
             network = model_class(c.network_model_config(), self.alphabet, self.seed).kernel
-        return CMKernel(c, self.alphabet, make_experts(c.experts, self.alphabet, self.seed),
-                        network)
+        return CMKernel(c.spec, self.alphabet,
+                        make_experts(c.experts, self.alphabet, self.seed), network)

@@ -15,7 +15,7 @@ def kernel(alphabet=bytes(range(256)), **fields):
                 experts="", sets="node,match", layer2=True, apm=2, table_bits=14,
                 history_bits=16)
     base.update(fields)
-    return cm.CMKernel(CMConfig(**base), bytes(alphabet))
+    return cm.CMKernel(CMConfig(**base).spec, bytes(alphabet))
 
 
 def feed(k, data: bytes, alphabet=bytes(range(256))):
@@ -136,7 +136,7 @@ def test_same_config_same_predictions_and_bad_configs():
         with pytest.raises(ValueError):
             config = dataclasses.replace(CMConfig(), **bad) if "table_bits" not in bad \
                 else CMConfig(**bad)
-            cm.CMKernel(config, bytes(range(256)))
+            cm.CMKernel(config.spec, bytes(range(256)))
 
 
 def test_full_distribution_matches_the_first_bit_and_learns_nothing():
@@ -149,3 +149,100 @@ def test_full_distribution_matches_the_first_bit_and_learns_nothing():
     top = [x for x in range(len(alphabet)) if x >> (k.bits - 1)]
     assert p[top].sum() == pytest.approx(k.predict_bit() / 65536, abs=1e-12)
     assert alphabet[int(np.argmax(p))] == ord("t")  # "...log.\n" is followed by "the"
+
+
+# ---------------------------------------------------------------- the components on their own
+
+def test_state_map_rule_is_the_integer_reference():
+    """p += (bit - p) / (n + 1.5) in 16-bit fixed point, the count capped at 1023."""
+    states = cm.bit_history_states()
+    steps = [(5, 1), (5, 1), (5, 0), (0, 1)] + [(7, i % 3 == 0) for i in range(1200)]
+    got = cm.py_state_map([(s, int(b)) for s, b in steps])
+    p = {s: int((n1 + 0.5) / (n0 + n1 + 1.0) * 4294967295.0)
+         for s, (n0, n1, *_) in enumerate(states)}
+    p.update({s: int(0.5 * 4294967295.0) for s in range(len(states), 256)})  # unused states
+    n = {}
+    for (s, bit), value in zip(steps, got):
+        rate = int(65536.0 / (n.get(s, 0) + 1.5))
+        target = 4294967295 if bit else 0
+        p[s] = p[s] + (((target - p[s]) * rate) >> 16)
+        n[s] = min(n.get(s, 0) + 1, 1023)
+        assert value == p[s] / 4294967296.0
+    assert got[-1] == pytest.approx(1 / 3, abs=0.02)  # the rate stops falling: it tracks
+
+
+def _mixer_reference(w, hd, hc, x, bit, optimizer, rate, decay, eps, b1t, b2t):
+    dot = float(np.clip(sum(wi * xi for wi, xi in zip(w, x)), -16, 16))
+    p = cm.py_squash(dot)
+    err, var = bit - p, p * (1 - p)
+    w, hd, hc = w.copy(), hd.copy(), hc.copy()
+    if optimizer == "qdh":
+        hd = decay * hd + x * x * var
+        hc = decay * hc + x * var
+        inv = 1.0 / (hd[0] + eps)
+        bias = err * inv
+        for i in range(1, len(x)):
+            ci = hc[i] * inv
+            step = (x[i] * err - err * ci) / (hd[i] + eps - hc[i] * ci)
+            w[i] += rate * step
+            bias -= ci * step
+        w[0] += rate * bias
+    elif optimizer == "sgd":
+        w += rate * err * x
+    else:
+        g = err * x
+        hd = 0.9 * hd + (1 - 0.9) * g
+        hc = 0.999 * hc + (1 - 0.999) * g * g
+        w += rate * (hd / (1 - b1t)) / (np.sqrt(hc / (1 - b2t)) + 1e-8)
+    return dot, p, w, hd, hc
+
+
+@pytest.mark.parametrize("optimizer", ["qdh", "sgd", "adam"])
+def test_mixer_step_is_the_numpy_reference(optimizer):
+    rng = np.random.default_rng(1)
+    n = 7
+    w = rng.normal(size=n) * 0.3
+    hd = np.full(n, 4.0) if optimizer == "qdh" else np.zeros(n)
+    hc = np.zeros(n)
+    b1t, b2t = 1.0, 1.0
+    for t in range(50):
+        x = np.concatenate([[1.0], rng.normal(size=n - 1) * 2])
+        bit = int(rng.random() < 0.7)
+        b1t, b2t = b1t * 0.9, b2t * 0.999
+        ref = _mixer_reference(w, hd, hc, x, bit, optimizer, 0.5, 0.999, 10.0, b1t, b2t)
+        dot, p = cm.py_mixer_step(w, hd, hc, x, bit, optimizer, 0.5, 0.999, 10.0, b1t, b2t)
+        assert (dot, p) == pytest.approx(ref[:2], rel=1e-12)
+        np.testing.assert_allclose(w, ref[2], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(hd, ref[3], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(hc, ref[4], rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError):
+        cm.py_mixer_step(w, hd, hc, x[:3], 1)
+
+
+def test_context_kinds_hash_stably_and_read_their_own_context():
+    """The kinds' hashes are part of the streams: pinned values, and each kind sees only its
+    context (order 2: the last two bytes; a word context: not the bytes before the word)."""
+    K = cm.KINDS
+    kinds = [(K["order"], 2), (K["order"], 12), (K["word"], 1), (K["word"], 3),
+             (K["sparse"], 5), (K["record"], 2), (K["indirect"], 1)]
+    assert cm.py_context_hashes(b"the cat sat on the mat.\nthe dog", kinds) == [
+        11179491483308004641, 2062632370745236765, 6201975890102479293, 10085287660569074913,
+        9940012466807518072, 3128315944709248582, 11319972756915575715]
+    order2, word0 = [(K["order"], 2)], [(K["word"], 0)]
+    assert cm.py_context_hashes(b"xyzab", order2) == cm.py_context_hashes(b"qab", order2)
+    assert cm.py_context_hashes(b"xyzab", order2) != cm.py_context_hashes(b"xyzba", order2)
+    assert cm.py_context_hashes(b"one Word", word0) == cm.py_context_hashes(b"two word", word0)
+    assert cm.py_context_hashes(b"a", order2) != cm.py_context_hashes(b"a", [(K["sparse"], 0)])
+    with pytest.raises(ValueError):
+        cm.py_context_hashes(b"a", [(99, 0)])
+
+
+def test_memory_is_the_sum_of_the_components_accounts():
+    k = kernel(table_bits=16, history_bits=16, apm=3)
+    # history, slots, o0 + o1, 7 state maps, match (table + map), experts' buffers, mixer
+    # sets (node: 256 rows, match: 384) and final layer (256 rows of 3), APMs
+    n = 1 + 3 + 2 + 1 + 2  # bias, orders 2-4, o0/o1, match, 2 word contexts
+    expected = (1 << 16) + (16 << 16) + 256 + 256 * 256 + 7 * 256 * 6 + \
+        ((1 << 16) * 4 + 128 * 6) + (256 * 8 + 512 * 8) + \
+        3 * 8 * (256 + 384) * n + 3 * 8 * 256 * 3 + (256 + 256 * 256 + (1 << 14)) * 33 * 2
+    assert k.context_count() == 5 and k.memory_allocated() == expected

@@ -1,0 +1,81 @@
+# cython: language_level=3
+# Secondary estimation (APM): the mixed probability refined by interpolated tables over the
+# mixed log-odds (33 bins on [-8, 8]), one table row per small context, averaged in with
+# weights 1, 2, 3 ... after the mixer's own probability.
+cimport cython
+from libc.stdint cimport uint16_t
+from libc.stdlib cimport malloc
+from seqzip._kernels.cm.slots cimport prefetch
+from seqzip._kernels.cm.tables cimport squash
+
+cdef enum:
+    APM_BINS = 33
+    MAX_APM = 5
+
+
+cdef struct Apm:
+    int n                # stages
+    int rate             # tables move 2^-rate of the way to each bit
+    uint16_t* table[MAX_APM]   # (contexts, APM_BINS) P(1) x 65535
+    int contexts[MAX_APM]
+    int ctx[MAX_APM]     # the row of each stage for the current bit
+    int bin[MAX_APM]
+    double frac[MAX_APM]
+    double out[MAX_APM]
+
+
+cdef inline int apm_init_stage(Apm* a, int i, int contexts) noexcept nogil:
+    cdef int c, j
+    a.contexts[i] = contexts
+    a.table[i] = <uint16_t*>malloc(contexts * APM_BINS * sizeof(uint16_t))
+    if a.table[i] == NULL:
+        return -1
+    for c in range(contexts):
+        for j in range(APM_BINS):
+            a.table[i][c * APM_BINS + j] = <uint16_t>(squash((j - 16) * 0.5) * 65535.0)
+    return 0
+
+
+cdef inline size_t apm_memory(const Apm* a) noexcept nogil:
+    cdef size_t total = 0
+    cdef int i
+    for i in range(a.n):
+        total += <size_t>a.contexts[i] * APM_BINS * 2
+    return total
+
+
+cdef inline void apm_prefetch(const Apm* a) noexcept nogil:
+    """Load the rows of stages 1.. (their contexts set) while the mixer works."""
+    cdef int i
+    for i in range(1, a.n):
+        prefetch(a.table[i] + a.ctx[i] * APM_BINS)
+        prefetch(a.table[i] + a.ctx[i] * APM_BINS + 32)
+
+
+cdef inline double apm_refine(Apm* a, double p, double dot) noexcept nogil:
+    """p (the mixer's probability, of log-odds dot) refined by the stages (contexts set)."""
+    cdef double pos = (min(max(dot, -7.999), 7.999) + 8.0) * 2.0
+    cdef int i, at
+    for i in range(a.n):
+        a.bin[i] = <int>pos
+        a.frac[i] = pos - a.bin[i]
+        at = a.ctx[i] * APM_BINS + a.bin[i]
+        a.out[i] = (a.table[i][at] * (1.0 - a.frac[i]) +
+                    a.table[i][at + 1] * a.frac[i]) * (1.0 / 65535.0)
+        p = p + a.out[i] * (i + 1)
+    return p / (1 + a.n * (a.n + 1) // 2)
+
+
+@cython.cdivision(True)
+cdef inline void apm_learn(Apm* a, int bit) noexcept nogil:
+    """Both neighbouring bins move toward the bit."""
+    cdef int target = 65535 if bit else 0, i, at
+    cdef double frac
+    cdef uint16_t* cell
+    for i in range(a.n):
+        at = a.ctx[i] * APM_BINS + a.bin[i]
+        frac = a.frac[i]
+        cell = &a.table[i][at]
+        cell[0] = <uint16_t>(cell[0] + <int>((target - cell[0]) * (1.0 - frac)) //
+                             (1 << a.rate))
+        cell[1] = <uint16_t>(cell[1] + <int>((target - cell[1]) * frac) // (1 << a.rate))

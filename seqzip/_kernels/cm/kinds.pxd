@@ -1,0 +1,115 @@
+# cython: language_level=3
+# The hashed context kinds: each one function from the shared context state (and its
+# parameter j) to a 64-bit context hash, computed once per symbol.  A kind's id is part of
+# every hash it gives (the tag), so ids are fixed by the streams: a new kind takes the next id.
+#
+# Adding a kind: its function and id here and its case in ``kind_function`` (the
+# registration), its name in ``KINDS`` (kernel.pyx); the config (seqzip/models/cm.py) says how
+# many of it a level uses (a field, its range, one line building ``CMSpec.contexts``).
+from libc.stdint cimport uint64_t
+from seqzip._kernels.cm.context cimport Context, ctx_back
+from seqzip._kernels.cm.tables cimport hash2
+
+ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
+
+cdef enum:  # context kinds (the tags' ids)
+    K_ORDER = 0
+    K_WORD = 1
+    K_SPARSE = 2
+    K_RECORD = 3
+    K_INDIRECT = 4
+    N_KINDS = 5
+
+
+cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """The last j bytes."""
+    cdef uint64_t h
+    cdef int k
+    if j <= 8:
+        return hash2(tag, c.c8 & ((<uint64_t>-1) >> (64 - 8 * j)))
+    h = hash2(tag, c.c8)
+    for k in range(9, j + 1):
+        h = hash2(h, ctx_back(c, k))
+    return h
+
+
+cdef inline uint64_t word_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Words (between words, the current "word" is the last two bytes, case folded)."""
+    cdef uint64_t h, column, above
+    h = c.word0 if c.word_len else hash2(tag, (c.c8 & 0xFFFF) | 0x2020)
+    if j == 0:
+        return hash2(tag, h)
+    if j == 1:
+        return hash2(hash2(tag, h), c.word1)
+    if j == 2:
+        return hash2(hash2(hash2(tag, h), c.word1), c.word2)
+    if j == 3:  # the column in the line and the byte above it in the previous line
+        column = c.pos - c.line_start
+        above = 0
+        if c.line_start > c.prev_line_start and column < c.line_start - c.prev_line_start:
+            above = c.history[(c.prev_line_start + column) & c.history_mask]
+        return hash2(tag, (above << 16) | (min(column, <uint64_t>255) << 8) | (c.c8 & 0xFF))
+    if j == 4:  # the word before the previous one, skipping it
+        return hash2(hash2(tag, h), c.word2)
+    if j == 5:  # the previous word and the separator after it
+        return hash2(hash2(tag, c.word1), c.separator)
+    if j == 6:  # the current word and the byte before it started
+        return hash2(hash2(tag, h), c.before_word)
+    # j == 7: the sentence so far (all words since the last end of sentence)
+    return hash2(hash2(tag, h), c.sentence)
+
+
+cdef inline uint64_t sparse_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Bytes further back, skipping the nearest."""
+    if j == 0:
+        return hash2(tag, (c.c8 >> 8) & 0xFF)
+    if j == 1:
+        return hash2(tag, (c.c8 >> 16) & 0xFF)
+    if j == 2:
+        return hash2(tag, (c.c8 >> 8) & 0xFFFF)
+    if j == 3:
+        return hash2(tag, (c.c8 & 0xFF) | ((c.c8 >> 8) & 0xFF00))
+    if j == 4:
+        return hash2(tag, (c.c8 >> 16) & 0xFFFF)
+    return hash2(tag, (c.c8 >> 24) & 0xFFFFFFFFULL)
+
+
+cdef inline uint64_t record_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """The bytes one and two records above (the record length is detected)."""
+    cdef uint64_t r = c.record_len
+    if r == 0:
+        return hash2(tag, 0)
+    if j == 0:
+        return hash2(tag, (ctx_back(c, r) << 8) | (c.c8 & 0xFF))
+    if j == 1:
+        return hash2(tag, (ctx_back(c, r) << 8) | ctx_back(c, 2 * r))
+    return hash2(tag, (ctx_back(c, r) << 16) | (ctx_back(c, r - 1) << 8) |
+                 ctx_back(c, r + 1) | (r << 24))
+
+
+cdef inline uint64_t indirect_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """What followed the last byte(s) the previous times."""
+    if j == 0:
+        return hash2(tag, (c.c8 & 0xFF) | (<uint64_t>c.follow1[c.c8 & 0xFF] << 8))
+    if j == 1:
+        return hash2(tag, (c.c8 & 0xFFFF) | (<uint64_t>c.follow2[c.c8 & 0xFFFF] << 16))
+    return hash2(tag, (c.c8 & 0xFFFF) | (<uint64_t>(c.follow1[c.c8 & 0xFF] & 0xFF) << 16))
+
+
+cdef inline kind_hash kind_function(int kind) noexcept nogil:
+    """The registration of the kinds: id -> function (NULL for an unknown id)."""
+    if kind == K_ORDER:
+        return order_hash
+    if kind == K_WORD:
+        return word_hash
+    if kind == K_SPARSE:
+        return sparse_hash
+    if kind == K_RECORD:
+        return record_hash
+    if kind == K_INDIRECT:
+        return indirect_hash
+    return NULL
+
+
+cdef inline uint64_t kind_tag(int kind, int j) noexcept nogil:
+    return <uint64_t>(kind * 64 + j + 1) << 48

@@ -1,0 +1,138 @@
+# cython: language_level=3
+# The mixer: weight sets (each a table of rows selected by a small context), the dot product
+# and its clamp, and the three optimisers -- each written once and used by the first layer's
+# sets, the second layer and the gated set's gates.
+#
+# QDH is Ollivier's quasi-diagonal Newton step (qd.pxd's ``qd_row_step_reciprocal``, here along
+# a strided axis so that the gates, whose rows run across the inputs, take the same step).
+from libc.math cimport sqrt  # IEEE 754 rounds sqrt correctly: the same bits everywhere
+from libc.stdlib cimport calloc
+from seqzip._kernels.cm.tables cimport squash
+
+cdef enum:
+    OPT_QDH = 0
+    OPT_SGD = 1
+    OPT_ADAM = 2
+
+cdef extern from *:
+    """
+    #define SEQZIP_CM_PRIOR 4.0
+    #define SEQZIP_CM_ADAM_B1 0.9
+    #define SEQZIP_CM_ADAM_B2 0.999
+    """
+    double PRIOR "SEQZIP_CM_PRIOR"     # QDH: prior curvature of each weight (unit samples)
+    double ADAM_B1 "SEQZIP_CM_ADAM_B1"
+    double ADAM_B2 "SEQZIP_CM_ADAM_B2"
+
+
+cdef struct Optimiser:
+    int kind             # OPT_QDH, OPT_SGD, OPT_ADAM
+    double decay, eps    # QDH: the curvature's decay per bit and its damping
+    double b1t, b2t      # Adam: beta1^t and beta2^t
+
+
+cdef struct Mixer:
+    int n_sets           # rows (weight sets) in this table
+    int n                # inputs per row
+    double* w            # (n_sets, n)
+    double* hd           # QDH running diagonal / Adam first moment
+    double* hc           # QDH bias cross terms / Adam second moment
+    int selected         # the row used for the current bit
+    double dot           # its output (log-odds) and probability
+    double p
+
+
+cdef inline int mixer_init(Mixer* m, int n_sets, int n, const Optimiser* o) noexcept nogil:
+    cdef int i
+    m.n_sets = n_sets
+    m.n = n
+    m.w = <double*>calloc(n_sets * n, sizeof(double))
+    m.hd = <double*>calloc(n_sets * n, sizeof(double))
+    m.hc = <double*>calloc(n_sets * n, sizeof(double))
+    if m.w == NULL or m.hd == NULL or m.hc == NULL:
+        return -1
+    if o.kind == OPT_QDH:  # a prior curvature of a few samples
+        for i in range(n_sets * n):
+            m.hd[i] = PRIOR
+    m.selected = 0
+    m.dot = 0.0
+    m.p = 0.5
+    return 0
+
+
+cdef inline size_t mixer_memory(const Mixer* m) noexcept nogil:
+    return 3 * <size_t>m.n_sets * m.n * sizeof(double)
+
+
+cdef inline double dot_clamp(const double* w, const double* x, int n) noexcept nogil:
+    """w . x, clamped to [-16, 16]."""
+    cdef double dot = 0.0
+    cdef int i
+    for i in range(n):
+        dot = dot + w[i] * x[i]
+    if dot > 16.0:
+        dot = 16.0
+    elif dot < -16.0:
+        dot = -16.0
+    return dot
+
+
+cdef inline void mixer_predict(Mixer* m, int selected, const double* x) noexcept nogil:
+    m.selected = selected
+    m.dot = dot_clamp(m.w + selected * m.n, x, m.n)
+    m.p = squash(m.dot)
+
+
+cdef inline void optimiser_tick(Optimiser* o) noexcept nogil:
+    """Once per learnt bit, before the steps."""
+    if o.kind == OPT_ADAM:
+        o.b1t = o.b1t * ADAM_B1
+        o.b2t = o.b2t * ADAM_B2
+
+
+cdef inline void qdh_step(const double* a, int n, double var, double err, double* hd,
+                          double* hc, int stride, double decay, double eps, double rate,
+                          double* w) noexcept nogil:
+    """One quasi-diagonal Newton step of one output over features a (a[0] the bias); hd, hc
+    and w strided by ``stride``; the bias curvature inverted once."""
+    cdef int i
+    cdef double inv, bias, c, ci, step
+    for i in range(n):
+        hd[i * stride] = decay * hd[i * stride] + a[i] * a[i] * var
+        hc[i * stride] = decay * hc[i * stride] + a[i] * var
+    inv = 1.0 / (hd[0] + eps)
+    bias = err * inv
+    for i in range(1, n):
+        c = hc[i * stride]
+        ci = c * inv
+        step = (a[i] * err - err * ci) / (hd[i * stride] + eps - c * ci)
+        w[i * stride] = w[i * stride] + rate * step
+        bias = bias - ci * step
+    w[0] = w[0] + rate * bias
+
+
+cdef inline void adam_step(double* m1, double* m2, double* w, double g, double rate,
+                           const Optimiser* o) noexcept nogil:
+    """One Adam step of one weight on gradient g."""
+    cdef double bc1 = 1.0 - o.b1t, bc2 = 1.0 - o.b2t
+    m1[0] = ADAM_B1 * m1[0] + (1.0 - ADAM_B1) * g
+    m2[0] = ADAM_B2 * m2[0] + (1.0 - ADAM_B2) * g * g
+    w[0] = w[0] + rate * (m1[0] / bc1) / (sqrt(m2[0] / bc2) + 1e-8)
+
+
+cdef inline void mixer_train(Mixer* m, const double* x, double rate, int bit,
+                             const Optimiser* o) noexcept nogil:
+    """One step of the selected row on its own error (all its inputs)."""
+    cdef int n = m.n, i
+    cdef double err = bit - m.p, var = m.p * (1.0 - m.p)
+    cdef double* w = m.w + m.selected * n
+    cdef double* hd = m.hd + m.selected * n
+    cdef double* hc = m.hc + m.selected * n
+    if o.kind == OPT_QDH:
+        qdh_step(x, n, var, err, hd, hc, 1, o.decay, o.eps, rate, w)
+    elif o.kind == OPT_SGD:
+        for i in range(n):
+            w[i] = w[i] + rate * err * x[i]
+    else:
+        for i in range(n):
+            adam_step(&hd[i], &hc[i], &w[i], err * x[i], rate, o)

@@ -1,0 +1,79 @@
+# cython: language_level=3
+"""The context mixer's components on their own, for the tests: the StateMap rule, one mixer
+row's step, the context kinds' hashes (each a ``py_`` wrapper of its .pxd)."""
+from libc.stdlib cimport calloc, free
+
+from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_update
+from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
+from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
+from seqzip._kernels.cm.tables cimport (MAX_STATES, StateMap, build_tables, sm_init_states,
+                                        sm_learn)
+
+from seqzip._kernels.cm.kernel import OPTIMIZERS
+
+build_tables()
+
+
+def py_state_map(list steps):
+    """The StateMap rule on one fresh map: P(1) (in [0, 1]) after each (state, bit) step."""
+    cdef StateMap m
+    cdef int s, bit
+    if sm_init_states(&m) < 0:
+        free(m.p)
+        free(m.n)
+        raise MemoryError()
+    out = []
+    for s, bit in steps:
+        if not 0 <= s < MAX_STATES:
+            free(m.p)
+            free(m.n)
+            raise ValueError("no such state")
+        sm_learn(&m, s, bit)
+        out.append(m.p[s] * (1.0 / 4294967296.0))
+    free(m.p)
+    free(m.n)
+    return out
+
+
+def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, int bit,
+                  str optimizer="qdh", double rate=1.0, double decay=0.9999, double eps=10.0,
+                  double b1t=1.0, double b2t=1.0):
+    """One mixer row (w, hd, hc updated in place) on inputs x: returns (dot, p) before its
+    step on ``bit``; ``b1t``/``b2t``: Adam's beta powers *after* this bit's tick."""
+    cdef Mixer m
+    cdef Optimiser o
+    cdef int n = x.shape[0]
+    if w.shape[0] != n or hd.shape[0] != n or hc.shape[0] != n or n < 1:
+        raise ValueError("w, hd, hc and x must have one length")
+    o.kind = OPTIMIZERS[optimizer]
+    o.decay, o.eps, o.b1t, o.b2t = decay, eps, b1t, b2t
+    m.n_sets, m.n, m.w, m.hd, m.hc = 1, n, &w[0], &hd[0], &hc[0]
+    mixer_predict(&m, 0, &x[0])
+    dot, p = m.dot, m.p
+    mixer_train(&m, &x[0], rate, bit, &o)
+    return dot, p
+
+
+def py_context_hashes(bytes data, list contexts, bint records=True):
+    """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
+    0..255), from a fresh context state: for tests of the kinds' stability."""
+    cdef Context* c = <Context*>calloc(1, sizeof(Context))
+    cdef kind_hash f
+    if c == NULL or ctx_init(c, 16, records) < 0:
+        if c != NULL:
+            free(c.history)
+        free(c)
+        raise MemoryError()
+    try:
+        for b in data:
+            ctx_update(c, b, b)
+        out = []
+        for kind, j in contexts:
+            f = kind_function(kind) if 0 <= kind < N_KINDS else NULL
+            if f == NULL:
+                raise ValueError("no such context kind")
+            out.append(f(c, kind_tag(kind, j), j))
+        return out
+    finally:
+        free(c.history)
+        free(c)
