@@ -16,25 +16,22 @@ import builtins
 import io
 import os
 import tempfile
-import zlib
 from typing import IO, Any, BinaryIO
 
-import numpy as np
-
-from . import coder
-from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY, NeedMoreData,
-                        StreamHeader, block_bounds, block_check, next_frame_symbols,
-                        parse_frame, parse_header)
+from .container import DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY
+from .decoder import (SeqzipDecompressor, decompress_cold, decompress_first,
+                      decompress_piece)
 from .errors import CorruptError, NotSeqzipError, TruncatedError
-from .models import DEFAULT_LEVEL, DEFAULT_MODEL, Model, check_level, make_config, spec_by_name
-from .pieces import (MAX_PIECE, MIN_PIECE, StreamSpan, compress_pieces, decompress_pieces,
-                     piece_size, stream_spans)
+from .models import DEFAULT_LEVEL, DEFAULT_MODEL, check_level, make_config, spec_by_name
+from .pieces import (MAX_PIECE, MIN_PIECE, LocalEngine, StreamSpan, compress_first,
+                     compress_warm, compress_warm_piece, decompress_spans,
+                     piece_size, stream_spans, warm_layout)
 from .predictor import Predictor
 from .session import (CHUNK, SPOOL_MEMORY, Limits, Progress, _check_frame_size,
-                      _check_positive, _check_processes, _check_seed, _model_alphabet,
-                      _seekable, _SymbolMap, compress_stream, compress_with_dictionary,
-                      config_for_header, load_dictionary, model_for_header, spec_for_header,
-                      spooled, symbols_of)
+                      _check_positive, _check_processes, _check_seed,
+                      _scan, _seekable, compress_stream, compress_with_dictionary,
+                      config_for_header, load_dictionary, model_for_header,
+                      spec_for_header, spooled, symbols_of)
 
 __all__ = ["compress", "decompress", "open", "compress_file", "decompress_file",
            "SeqzipCompressor", "SeqzipDecompressor", "SeqzipFile", "Limits", "StreamSpan",
@@ -45,18 +42,20 @@ __all__ = ["compress", "decompress", "open", "compress_file", "decompress_file",
 def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                   level: int = DEFAULT_LEVEL, seed: int = 0, frame_size: int = DEFAULT_FRAME,
                   config: Any = None, progress: Progress | None = None,
-                  processes: int = 1, dictionary: Predictor | str | os.PathLike | None = None
-                  ) -> int:
+                  processes: int = 1, dictionary: Predictor | str | os.PathLike | None = None,
+                  scheduler: Any = None) -> int:
     """Compress everything ``src`` yields into one stream written to ``dst``.
 
     Memory holds one frame of input and its payload.  A non-seekable ``src`` is spooled to a
     temporary file first.  ``config`` (a config dataclass of ``model``) overrides ``level``.
     ``progress(n)`` is called with the number of input bytes coded after each frame.
 
-    With ``processes`` > 1 the input is cut into independent pieces (one per process, at
-    least 64 KiB and at most 8 MiB each), coded as concatenated streams by that many worker
-    processes: any seqzip decodes the result, and each piece's model starts afresh, which
-    costs some ratio (see README, ``-T``).
+    With ``processes`` > 1 the input is written as a piece set: a prefix (1/8 of it, at most
+    1 MiB) coded here, then pieces of 64 KiB to 8 MiB coded by that many worker processes,
+    each starting from the model's state after the prefix (see README, ``-T``).  With
+    ``scheduler`` (a Dask scheduler's address or a ``distributed.Client``) the pieces are
+    Dask tasks on that cluster (``processes``: pieces side by side; 1: one per worker
+    thread).  The output is the same whatever ran it.
 
     With ``dictionary`` (a model file's path, or a :class:`~seqzip.predictor.Predictor`), the
     model is that file's, and coding starts from its trained state and keeps adapting;
@@ -90,23 +89,28 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     if not _seekable(src):
         with spooled(src) as spool:
             return compress_file(spool, dst, model=model, seed=seed, frame_size=frame_size,
-                                 config=config, progress=progress, processes=processes)
-    if processes > 1:
+                                 config=config, progress=progress, processes=processes,
+                                 scheduler=scheduler)
+    engine = _engine(processes, scheduler)
+    if engine is not None:
         start = src.tell()
-        length = src.seek(0, os.SEEK_END) - start
+        length, alphabet, _ = _scan(src)
         src.seek(start)
-        piece = piece_size(length, processes)
-        if piece < length:
-            return compress_pieces(src, dst, length, piece, processes, _compress_piece,
-                                   (model, config, seed, frame_size), progress)
+        lengths = warm_layout(length, engine.processes)
+        if len(lengths) > 1:
+            args = (model, config, seed, frame_size, alphabet)
+            return compress_warm(src, dst, lengths, engine, lambda d: compress_first(d, *args),
+                                 compress_warm_piece, args, progress)
     return compress_stream(src, dst, spec, config, seed, frame_size, progress)
 
 
-def _compress_piece(data: bytes, model: str, config: Any, seed: int, frame_size: int) -> bytes:
-    out = io.BytesIO()
-    compress_file(io.BytesIO(data), out, model=model, config=config, seed=seed,
-                  frame_size=frame_size)
-    return out.getvalue()
+def _engine(processes: int, scheduler: Any) -> Any:
+    """Where pieces run: a Dask cluster (``scheduler``: its address or a Client), local
+    worker processes, or nowhere (None: one stream, here)."""
+    if scheduler is not None:
+        from .cluster import DaskEngine
+        return DaskEngine(scheduler, processes)
+    return LocalEngine(processes) if processes > 1 else None
 
 
 def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
@@ -138,159 +142,6 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MO
                   seed=seed, dictionary=dictionary)
     return out.getvalue()
 
-
-
-class SeqzipDecompressor:
-    """Incremental decompressor of one stream, like ``bz2.BZ2Decompressor``.
-
-    Holds at most one frame of input and one frame of output beyond what the caller passes and
-    asks for.  After the stream ends, ``eof`` is true and ``unused_data`` holds what followed.
-    ``limits`` (:class:`Limits`) bounds what a stream may ask for.
-
-        >>> d = SeqzipDecompressor()
-        >>> packed = compress(b"hello hello")
-        >>> d.decompress(packed[:5]) + d.decompress(packed[5:]), d.eof
-        (b'hello hello', True)
-    """
-
-    def __init__(self, dictionary: Predictor | str | os.PathLike | None = None,
-                 limits: Limits | None = None) -> None:
-        self._dictionary = load_dictionary(dictionary)  # for streams coded from a model file
-        self._limits = limits if limits is not None else Limits()
-        self._buffer = bytearray()
-        self._pending = bytearray()  # decoded output not yet returned
-        self._before = 0  # bytes decoded by earlier streams (of a multi-stream reader)
-        self._start_stream()
-        self.unused_data = b""
-
-    def _start_stream(self) -> None:
-        self._header: StreamHeader | None = None
-        self._model: Model | None = None
-        self._symbol_map: _SymbolMap | None = None
-        self._done = 0  # symbols decoded
-        self._frames = 0
-        self._crc = 0
-        self._eof = False
-
-    def _next_stream(self) -> None:
-        """Internal (readers of concatenated streams): go on with the stream that follows in
-        the buffered input, without copying it."""
-        self._before += self._header.length if self._header is not None else 0
-        if self._model is not None:
-            self._model.close()
-        self._start_stream()
-
-    @property
-    def eof(self) -> bool:
-        """True once the end of the stream has been decoded and verified."""
-        return self._eof and not self._pending
-
-    @property
-    def needs_input(self) -> bool:
-        """False while :meth:`decompress` can return more data without new input."""
-        return not self._eof and not self._pending and not self._frame_ready()
-
-    def _frame_ready(self) -> bool:
-        if self._header is None:
-            return False
-        try:
-            parse_frame(self._buffer, 0, next_frame_symbols(self._header, self._done),
-                        self._frames, self._header.version)
-        except NeedMoreData:
-            return False
-        except CorruptError:
-            return True  # decompress() will raise it
-        return True
-
-    def decompress(self, data: bytes, max_length: int = -1) -> bytes:
-        """Decompress ``data``; return at most ``max_length`` bytes (all when negative).
-
-        Raises:
-            EOFError: called again after the end of the stream.
-            NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
-            LimitError: the stream asks for more than the decompressor's limits.
-        """
-        if self.eof:
-            raise EOFError("end of stream already reached")
-        if self._eof:
-            self.unused_data += bytes(data)  # input after the end, while output is pending
-        else:
-            self._buffer += data
-        self._run(max_length if max_length >= 0 else None)
-        if self._eof and self._buffer:
-            self.unused_data = bytes(self._buffer)
-            self._buffer.clear()
-        return self._take(max_length)
-
-    def _run(self, limit: int | None) -> None:
-        while not self._eof:
-            # The header and the end-of-stream check produce no output: do them even when the
-            # caller asked for no bytes; decode a frame only while more output is wanted.
-            if self._header is not None and limit is not None and len(self._pending) >= limit:
-                break
-            if not self._advance():
-                break
-
-    def _take(self, max_length: int) -> bytes:
-        take = len(self._pending) if max_length < 0 else min(max_length, len(self._pending))
-        out = bytes(self._pending[:take])
-        del self._pending[:take]
-        return out
-
-    def _advance(self) -> bool:
-        """Parse the header or decode one frame; False when more input is needed."""
-        try:
-            if self._header is None:
-                header, used = parse_header(self._buffer)
-                self._limits.check_length(self._before, header)
-                config = config_for_header(header)
-                self._limits.check_memory(header, config)
-                self._model = model_for_header(header, self._dictionary, config)
-                self._symbol_map = _SymbolMap(_model_alphabet(header, self._dictionary))
-                self._header = header
-            else:
-                self._decode_frame()
-                return True
-        except NeedMoreData:
-            return False
-        del self._buffer[:used]
-        self._check_end()
-        return True
-
-    def _decode_frame(self) -> None:
-        header, index = self._header, self._frames
-        expected = next_frame_symbols(header, self._done)
-        payload, checks, used = parse_frame(self._buffer, 0, expected, index, header.version)
-
-        def check(block: int, symbols: np.ndarray) -> None:
-            if block_check(symbols) != checks[block]:
-                raise CorruptError(f"frame {index} block {block} does not decode to what was "
-                                   "coded (corrupt data)")
-
-        symbols = coder.decode(self._model, payload, expected,
-                               block_bounds(expected) if checks else None,
-                               check if checks else None)
-        del self._buffer[:used]
-        chunk = self._symbol_map.data(symbols)
-        self._crc = zlib.crc32(chunk, self._crc)
-        self._pending += chunk
-        self._done += expected
-        self._frames += 1
-        self._check_end()
-
-    def _check_end(self) -> None:
-        if self._done == self._header.length:
-            if self._crc != self._header.crc32:
-                raise CorruptError("checksum of the decompressed data does not match (corrupt "
-                                   "stream)")
-            self._eof = True
-            if self._model is not None:
-                self._model.close()
-
-    @property
-    def header(self) -> StreamHeader | None:
-        """The stream header, once parsed."""
-        return self._header
 
 
 def decompress(data: bytes, *, dictionary: Predictor | str | os.PathLike | None = None,
@@ -649,16 +500,16 @@ def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",
 
 
 def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None, *,
-                    processes: int = 1,
+                    processes: int = 1, scheduler: Any = None,
                     dictionary: Predictor | str | os.PathLike | None = None,
                     max_length: int | None = DEFAULT_MAX_LENGTH,
                     max_memory: int | None = DEFAULT_MAX_MEMORY) -> int:
     """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
 
     ``progress(n)`` is called with the number of bytes decoded.  With ``processes`` > 1 and a
-    seekable ``src`` holding several streams (as ``compress_file(..., processes=N)`` writes
-    them), the streams are decoded by that many worker processes.  ``max_length`` and
-    ``max_memory``: see :class:`Limits`.
+    seekable ``src`` holding several streams or a piece set (as ``compress_file(...,
+    processes=N)`` writes), they are decoded by that many worker processes (or, with
+    ``scheduler``, as Dask tasks).  ``max_length`` and ``max_memory``: see :class:`Limits`.
 
     Raises:
         TruncatedError: ``src`` is empty or ends inside a stream.
@@ -673,7 +524,8 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
     _check_processes(processes)
     limits = Limits(max_length, max_memory)
     dictionary = load_dictionary(dictionary)
-    if processes > 1 and _seekable(src) and dictionary is None:
+    engine = _engine(processes, scheduler)
+    if engine is not None and _seekable(src) and dictionary is None:
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
@@ -682,8 +534,9 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
             for span in spans:
                 limits.check_length(before, span.header)
                 before += span.length
-            return decompress_pieces(src, dst, spans, processes, progress, decompress,
-                                     dict(max_length=None, max_memory=limits.max_memory))
+            return decompress_spans(src, dst, spans, engine, decompress_first,
+                                    (decompress_piece, decompress_cold),
+                                    (limits.max_memory,), progress)
     reader = _DecompressReader(src, dictionary, limits)
     written = 0
     while chunk := reader.read(CHUNK * 16):
