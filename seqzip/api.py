@@ -91,26 +91,27 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
             return compress_file(spool, dst, model=model, seed=seed, frame_size=frame_size,
                                  config=config, progress=progress, processes=processes,
                                  scheduler=scheduler)
-    engine = _engine(processes, scheduler)
-    if engine is not None:
+    if processes > 1 or scheduler is not None:
         start = src.tell()
         length, alphabet, _ = _scan(src)
         src.seek(start)
-        lengths = warm_layout(length, engine.processes)
-        if len(lengths) > 1:
-            args = (model, config, seed, frame_size, alphabet)
-            return compress_warm(src, dst, lengths, engine, lambda d: compress_first(d, *args),
-                                 compress_warm_piece, args, progress)
+        with _engine(processes, scheduler) as engine:
+            lengths = warm_layout(length, engine.processes)
+            if len(lengths) > 1:
+                args = (model, config, seed, frame_size, alphabet)
+                return compress_warm(src, dst, lengths, engine,
+                                     lambda d: compress_first(d, *args), compress_warm_piece,
+                                     args, progress)
     return compress_stream(src, dst, spec, config, seed, frame_size, progress)
 
 
 def _engine(processes: int, scheduler: Any) -> Any:
-    """Where pieces run: a Dask cluster (``scheduler``: its address or a Client), local
-    worker processes, or nowhere (None: one stream, here)."""
+    """Where pieces run: a Dask cluster (``scheduler``: its address or a Client) or local
+    worker processes."""
     if scheduler is not None:
         from .cluster import DaskEngine
         return DaskEngine(scheduler, processes)
-    return LocalEngine(processes) if processes > 1 else None
+    return LocalEngine(processes)
 
 
 def compress(data: bytes, level: int = DEFAULT_LEVEL, *, model: str = DEFAULT_MODEL,
@@ -524,8 +525,7 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
     _check_processes(processes)
     limits = Limits(max_length, max_memory)
     dictionary = load_dictionary(dictionary)
-    engine = _engine(processes, scheduler)
-    if engine is not None and _seekable(src) and dictionary is None:
+    if (processes > 1 or scheduler is not None) and _seekable(src) and dictionary is None:
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
@@ -534,9 +534,10 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
             for span in spans:
                 limits.check_length(before, span.header)
                 before += span.length
-            return decompress_spans(src, dst, spans, engine, decompress_first,
-                                    (decompress_piece, decompress_cold),
-                                    (limits.max_memory,), progress)
+            with _engine(processes, scheduler) as engine:
+                return decompress_spans(src, dst, spans, engine, decompress_first,
+                                        (decompress_piece, decompress_cold),
+                                        (limits.max_memory,), progress)
     reader = _DecompressReader(src, dictionary, limits)
     written = 0
     while chunk := reader.read(CHUNK * 16):

@@ -83,7 +83,8 @@ def _timed(func, arg, runs: int = 1):
 
 def run(files: list[str] | None = None, *, models: list[str] | None = None,
         level: int = DEFAULT_LEVEL, sizes: dict[str, int] | None = None, runs: int = 1,
-        progress: Progress | None = None, verbose: bool = False) -> list[dict]:
+        progress: Progress | None = None, verbose: bool = False,
+        scheduler=None) -> list[dict]:
     """Benchmark ``models`` (default: all) and the baselines on ``files`` (default: generated).
 
     Returns one dict per (file, method) with size, compressed bytes, bits per character, regret
@@ -91,7 +92,9 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     seconds (the best of ``runs``), and whether the round trip restored the input.
     ``progress(file, method, size)`` is called as each job starts.  With ``verbose`` the
     rows of models with dense recurrent matrices also hold their spectral radii before and
-    after a pass over the file (:func:`recurrent_spectra`).
+    after a pass over the file (:func:`recurrent_spectra`).  With ``scheduler`` (a Dask
+    scheduler's address or a ``distributed.Client``) every (file, method) job is a Dask task
+    on that cluster (``progress`` is not called).
 
         >>> rows = run(None, models=["order2"], sizes={"markov2": 2000})
         >>> models = [r["method"] for r in rows if r["level"] is not None]
@@ -101,6 +104,8 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     names = models if models else sorted(MODELS)
     for name in names:
         spec_by_name(name)  # ValueError for unknown names before any work
+    if scheduler is not None:
+        return _run_on_cluster(scheduler, files, names, level, sizes, runs)
     rows = []
     for file_name, data, truth in _inputs(files, sizes or DEFAULT_SIZES):
         for method in baselines.available():
@@ -149,6 +154,24 @@ def recurrent_spectra(data: bytes, model: str, level: int = DEFAULT_LEVEL,
     coder.log_loss_bits(net, symbols)
     return {name: (before[name], spectral_radius(m))
             for name, m in net.recurrent_matrices().items()}
+
+
+def _run_on_cluster(scheduler, files, names, level, sizes, runs) -> list[dict]:
+    """The jobs of :func:`run` as Dask tasks: the same rows, in the same order."""
+    from .cluster import map_jobs
+
+    jobs = []
+    for file_name, data, truth in _inputs(files, sizes or DEFAULT_SIZES):
+        jobs += [(file_name, data, method, None, truth, runs) for method in baselines.available()]
+        jobs += [(file_name, data, name, level, truth, runs) for name in names]
+    return map_jobs(scheduler, _job, jobs)
+
+
+def _job(file_name: str, data: bytes, method: str, level: int | None, truth: float | None,
+         runs: int) -> dict:
+    if level is None:
+        return measure_baseline(file_name, data, method, truth=truth, runs=runs)
+    return measure(file_name, data, method, level=level, truth=truth, runs=runs)
 
 
 def measure_baseline(file_name: str, data: bytes, method: str, *,

@@ -231,6 +231,12 @@ class LocalEngine:
         self.processes = processes
         self._inherit = False
 
+    def __enter__(self) -> "LocalEngine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _INHERITED.clear()
+
     def warm(self, model: Model) -> bytes | None:
         """What a piece needs to start from ``model``'s state (see :func:`warm_model`)."""
         self._inherit = _forks()
