@@ -106,3 +106,14 @@ def test_cli_test_and_decompress_refuse_a_set_cut_at_a_piece_boundary(packed, tm
         assert result.returncode == 1, flags
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and ("piece set ended" in lines[0] or "ended before" in lines[0])
+
+
+def test_info_lists_the_pieces_and_refuses_a_cut_set(packed):
+    from seqzip.streaminfo import describe_file
+
+    info = describe_file(io.BytesIO(packed), "x")
+    assert [s["piece"] for s in info["streams"]] == [0, 1, 2]
+    assert info["compressed_bytes"] == len(packed) and info["original_bytes"] == len(DATA)
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    with pytest.raises(seqzip.TruncatedError, match="2 of its 3 pieces"):
+        describe_file(io.BytesIO(packed[:spans[-1].start]), "x")
