@@ -97,6 +97,7 @@ class StreamSpan(collections.namedtuple("StreamSpan", "start end header piece",
     """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header;
     ``piece``: (index, :class:`~seqzip.container.PieceSet`) for a piece of a piece set.
 
+        >>> import io
         >>> from seqzip.api import compress
         >>> span = stream_spans(io.BytesIO(compress(b"abc", model="order2")))[0]
         >>> span.start, span.length
@@ -115,6 +116,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
     Raises:
         TruncatedError, NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
 
+        >>> import io
         >>> from seqzip.api import compress
         >>> spans = stream_spans(io.BytesIO(compress(b"ab" * 50) + compress(b"")))
         >>> [(s.length, s.start) for s in spans][1][0], spans[0].end == spans[1].start
