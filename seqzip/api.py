@@ -24,7 +24,7 @@ from .decoder import (SeqzipDecompressor, decompress_cold, decompress_first,
 from .errors import CorruptError, NotSeqzipError, TruncatedError
 from .models import DEFAULT_LEVEL, DEFAULT_MODEL, check_level, make_config, spec_by_name
 from .pieces import (MAX_PIECE, MIN_PIECE, LocalEngine, StreamSpan, compress_first,
-                     compress_warm, compress_warm_piece, decompress_spans,
+                     compress_warm, compress_warm_piece, compress_whole, decompress_spans,
                      piece_size, stream_spans, warm_layout)
 from .predictor import Predictor
 from .session import (CHUNK, SPOOL_MEMORY, Limits, Progress, _check_frame_size,
@@ -55,7 +55,8 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
     each starting from the model's state after the prefix (see README, ``-T``).  With
     ``scheduler`` (a Dask scheduler's address or a ``distributed.Client``) the pieces are
     Dask tasks on that cluster (``processes``: pieces side by side; 1: one per worker
-    thread).  The output is the same whatever ran it.
+    thread), and an input too small to cut is one task.  The output is the same whatever
+    ran it.
 
     With ``dictionary`` (a model file's path, or a :class:`~seqzip.predictor.Predictor`), the
     model is that file's, and coding starts from its trained state and keeps adapting;
@@ -102,6 +103,9 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str = DEFAULT_MODEL,
                 return compress_warm(src, dst, lengths, engine,
                                      lambda d: compress_first(d, *args), compress_warm_piece,
                                      args, progress)
+            if scheduler is not None:  # a small input: one stream, as one task
+                job = (src.read(), model, config, seed, frame_size)
+                return dst.write(next(engine.map(compress_whole, [job]))) or 0
     return compress_stream(src, dst, spec, config, seed, frame_size, progress)
 
 
@@ -529,7 +533,8 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
-        if len(spans) > 1 and all(s.length <= MAX_PIECE for s in spans):
+        if (len(spans) > 1 or scheduler is not None) and all(s.length <= MAX_PIECE
+                                                             for s in spans):
             before = 0
             for span in spans:
                 limits.check_length(before, span.header)

@@ -11,6 +11,7 @@ faces above it.
 from __future__ import annotations
 
 import collections
+import io
 import os
 import signal
 from typing import IO, Any, Callable
@@ -20,10 +21,10 @@ from .container import (FRAME_HEAD, WARM, NeedMoreData, PieceSet, check_piece, f
                         starts_piece_set)
 from .errors import SeqzipError, TruncatedError
 from .models import Model, spec_by_name
-from .session import (CHUNK, Progress, _read_exact, encode_piece, model_for_header,
-                      model_from_state, piece_header, state_bytes)
+from .session import (CHUNK, Progress, _read_exact, compress_stream, encode_piece,
+                      model_for_header, model_from_state, piece_header, state_bytes)
 
-# Independent pieces (``processes`` > 1): at least MIN_PIECE bytes, so that a model restart is
+# Pieces (``processes`` > 1): at least MIN_PIECE bytes, so that starting a piece is
 # paid on enough data, and at most MAX_PIECE, which bounds the memory of the pieces in flight.
 MIN_PIECE = 64 << 10
 MAX_PIECE = 8 << 20
@@ -374,3 +375,10 @@ def _span_jobs(src: IO[bytes], spans: list[StreamSpan], args: tuple) -> Any:
     for span in spans:
         src.seek(span.start)
         yield (_read_exact(src, span.end - span.start), *args)
+
+
+def compress_whole(data: bytes, name: str, config: Any, seed: int, frame_size: int) -> bytes:
+    """One stream of all of ``data`` (a whole input as one task)."""
+    out = io.BytesIO()
+    compress_stream(io.BytesIO(data), out, spec_by_name(name), config, seed, frame_size)
+    return out.getvalue()

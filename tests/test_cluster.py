@@ -122,3 +122,12 @@ def test_without_dask_the_scheduler_option_says_what_to_install():
               "    print(e)\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert 'pip install "seqzip[cluster]"' in result.stdout, result.stderr
+
+
+def test_a_small_input_is_one_task_and_decodes_on_the_cluster(cluster):
+    data = DATA[:5000]
+    packed = _compress(data, scheduler=cluster)
+    assert packed == seqzip.compress(data, model="order2")
+    restored = io.BytesIO()
+    seqzip.decompress_file(io.BytesIO(packed), restored, scheduler=cluster)
+    assert restored.getvalue() == data
