@@ -371,6 +371,9 @@ def starts_piece_set(buf: bytes | bytearray, offset: int = 0) -> bool:
 
     Raises:
         NeedMoreData: too few bytes to tell (a prefix of both magics).
+
+        >>> starts_piece_set(PieceSet(WARM, (1, 2)).pack()), starts_piece_set(MAGIC + b"...")
+        (True, False)
     """
     start = bytes(buf[offset:offset + len(PIECES_MAGIC)])
     if len(start) < len(PIECES_MAGIC) and PIECES_MAGIC.startswith(start) \
@@ -387,6 +390,10 @@ def parse_piece_set(buf: bytes | bytearray, offset: int = 0) -> tuple[PieceSet, 
         NotSeqzipError: not a piece set.
         UnsupportedVersionError: an index version or relation this build does not read.
         CorruptError: index checksum mismatch or an impossible field.
+
+        >>> packed = PieceSet(WARM, (7, 5)).pack()
+        >>> parse_piece_set(b"xx" + packed, 2)[0].lengths
+        (7, 5)
     """
     if not starts_piece_set(buf, offset):
         raise NotSeqzipError("not a seqzip piece set (bad magic bytes)")
@@ -416,6 +423,14 @@ def check_piece(pieces: PieceSet, index: int, header: StreamHeader,
 
     Raises:
         CorruptError: it cannot.
+
+        >>> first = StreamHeader(1, b"\\x05", seed=0, length=7, frame_size=8, alphabet=b"ab",
+        ...                      crc32=0)
+        >>> check_piece(PieceSet(WARM, (7, 7)), 1, first, first)  # same model: fine
+        >>> check_piece(PieceSet(WARM, (7, 5)), 1, first, first)
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.CorruptError: piece 1 holds 7 bytes, its index says 5 (corrupt piece set)
     """
     if header.length != pieces.lengths[index]:
         raise CorruptError(f"piece {index} holds {header.length} bytes, its index says "
