@@ -293,6 +293,12 @@ def _check_suffix(ctx, param, value: str) -> str:
     return value
 
 
+SCHEDULER_OPTION = click.option(
+    "--scheduler", metavar="ADDRESS", default=None,
+    help="Run the pieces of -T (and each file of -r) as Dask tasks on the cluster whose "
+         "scheduler is at ADDRESS (needs: pip install \"seqzip[cluster]\").")
+
+
 def io_options(func: Callable) -> Callable:
     """The gzip/zstd options of compress and decompress (-o, -c, -k, --rm, -f, -r, -S, -T, -q,
     -v).
@@ -320,6 +326,7 @@ def io_options(func: Callable) -> Callable:
                      help="Worker processes (0: one per core).  Compression cuts the input "
                           "into that many independent streams, which costs some ratio; "
                           "decompression decodes such streams side by side."),
+        SCHEDULER_OPTION,
         click.option("-q", "--quiet", is_flag=True, help="No progress line or summary."),
         click.option("-v", "--verbose", is_flag=True,
                      help="Print ratio, bits per character and speed per file."),
@@ -437,6 +444,24 @@ class Settings:
     max_memory: int | None = None
     dictionary: str | None = None  # --dict: a model file (.sqm) coding starts from
     optimizer: str | None = None
+    scheduler: str | None = None  # --scheduler: a Dask scheduler's address
+
+    def cluster(self):
+        """A client of the --scheduler cluster, connected once per run (None: local)."""
+        if self.scheduler is None:
+            return None
+        if self._client is None:
+            from .cluster import Cluster
+
+            try:
+                self._client = Cluster(self.scheduler).client
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+            except OSError as exc:
+                raise UserError(f"no Dask scheduler at {self.scheduler}: {exc}") from None
+        return self._client
+
+    _client = None
 
     def config(self):
         """The model config when a setting overrides the level's preset, else None."""
@@ -1044,7 +1069,7 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
 
         written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
                                     config=config, progress=step, processes=s.processes,
-                                    dictionary=dictionary)
+                                    dictionary=dictionary, scheduler=s.cluster())
         return coded, written
 
     config = s.config()  # a bad --optimizer fails before any file is touched
@@ -1081,7 +1106,8 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
         counted = None if _is_regular(src) else _CountingReader(src)
         written = api.decompress_file(counted or src, dst, progress=bar.update,
                                       processes=s.processes, dictionary=dictionary,
-                                      max_length=s.max_length, max_memory=s.max_memory)
+                                      max_length=s.max_length, max_memory=s.max_memory,
+                                      scheduler=s.cluster())
         compressed = counted.count if counted else os.fstat(src.fileno()).st_size
         return written, compressed
 
@@ -1209,14 +1235,15 @@ def _list_line(r: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
 @dict_option
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
-                 keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, optimizer, max_memory, max_length, as_json, dictionary) -> int:
+                 keep, remove, force, recursive, suffix, threads, scheduler, quiet, verbose,
+                 level, model, seed, optimizer, max_memory, max_length, as_json,
+                 dictionary) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
                         verbose, level, model, seed, max_length, max_memory,
-                        dictionary=dictionary, optimizer=optimizer)
+                        dictionary=dictionary, optimizer=optimizer, scheduler=scheduler)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -1233,12 +1260,13 @@ cli.add_command(main_command)
 @level_options
 @model_options
 @dict_option
-def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-             verbose, level, model, seed, optimizer, dictionary) -> int:
+def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads,
+             scheduler, quiet, verbose, level, model, seed, optimizer, dictionary) -> int:
     """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
     return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
                                           threads, quiet, verbose, level, model, seed,
-                                          dictionary=dictionary, optimizer=optimizer))
+                                          dictionary=dictionary, optimizer=optimizer,
+                                          scheduler=scheduler))
 
 
 @cli.command()
@@ -1247,13 +1275,13 @@ def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, t
 @click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
 @limit_options
 @dict_option
-def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-               verbose, test, max_memory, max_length, dictionary) -> int:
+def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads,
+               scheduler, quiet, verbose, test, max_memory, max_length, dictionary) -> int:
     """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself (and from
     the model file given with --dict, for files compressed with one)."""
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
                         verbose, max_length=max_length, max_memory=max_memory,
-                        dictionary=dictionary)
+                        dictionary=dictionary, scheduler=scheduler)
     return decompress_files(files, settings, test=test)
 
 
@@ -1319,9 +1347,12 @@ def _format_info(report: dict) -> str:
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="Run the (file, model) jobs as Dask tasks on the cluster whose scheduler is "
+                   "at ADDRESS (needs: pip install \"seqzip[cluster]\").")
 def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quiet, verbose,
           train_path,
-          validation_path, table1, budget, method_names, problems) -> int:
+          validation_path, table1, budget, method_names, problems, scheduler) -> int:
     """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
     With no FILES, runs on built-in generated data: English-like prose, a structured binary
@@ -1375,7 +1406,7 @@ def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quie
     progress = _BenchProgress(quiet or as_json, level)
     try:
         rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
-                                progress=progress, verbose=verbose)
+                                progress=progress, verbose=verbose, scheduler=scheduler)
         if plot_path is not None:
             bench_module.plot(list(files) or None, plot_path, models=names, level=level,
                               rows=rows)

@@ -83,8 +83,9 @@ class DaskEngine(Cluster):
         self.processes = processes if processes > 1 else max(2, self.threads())
 
     def warm(self, model: Model) -> Any:
-        """The prefix's state, sent once to the cluster (each piece's task receives it)."""
-        return self.client.scatter(state_bytes(model))
+        """The prefix's state, sent once to every worker (each piece's task receives it):
+        a copy on each, so that losing a worker loses no state the others need."""
+        return self.client.scatter(state_bytes(model), broadcast=True)
 
     def map(self, work: Callable, jobs: Iterable[tuple], window: int | None = None
             ) -> Iterator[Any]:
