@@ -66,9 +66,15 @@ def measure(data: bytes, model: str, level: int, threads: int, wall: bool) -> di
               "state_bytes": len(start), "piece_cpu": piece_cpu,
               "decode_prefix_cpu": dprefix_cpu, "decode_piece_cpu": dpiece_cpu,
               "cpu": prefix_cpu + state_cpu + sum(piece_cpu) + handover * len(piece_cpu)}
+    # the same work done serially, estimated from this run (a load that changes between the
+    # runs of -T 1 and -T N would otherwise show in the speed-up)
+    report["serial_estimate_cpu"] = prefix_cpu + sum(piece_cpu)
     for cores in sorted({2, threads}):
         report[f"wall_on_{cores}_cores"] = makespan(prefix_cpu + state_cpu, handover,
                                                    piece_cpu, cores)
+        # forked local workers inherit the model: no state bytes to make
+        report[f"forked_wall_on_{cores}_cores"] = makespan(prefix_cpu, handover, piece_cpu,
+                                                          cores)
         report[f"decode_wall_on_{cores}_cores"] = makespan(dprefix_cpu + state_cpu, handover,
                                                           dpiece_cpu, cores)
     if wall:
@@ -96,8 +102,10 @@ def main() -> None:
         serial = rows[0]
         for row in rows[1:]:
             row["size_cost_pct"] = 100 * (row["bytes"] / serial["bytes"] - 1)
-            for key in [k for k in row if k.startswith("wall_on")]:
-                row["speedup_" + key[5:]] = serial["cpu"] / row[key]
+            for key in [k for k in row if "wall_on" in k]:
+                row["speedup_" + key.replace("wall_", "")] = serial["cpu"] / row[key]
+                row["same_run_speedup_" + key.replace("wall_", "")] = \
+                    row["serial_estimate_cpu"] / row[key]
         print(json.dumps({"file": name, "length": len(data), "rows": rows}), flush=True)
 
 
