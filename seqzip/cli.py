@@ -301,11 +301,11 @@ SCHEDULER_OPTION = click.option(
 
 def io_options(func: Callable) -> Callable:
     """The gzip/zstd options of compress and decompress (-o, -c, -k, --rm, -f, -r, -S, -T, -q,
-    -v).
+    -v) and --scheduler.
 
         >>> names = [p.name for p in click.command()(io_options(lambda **kw: 0)).params]
         >>> names[:3], len(names)
-        (['output', 'to_stdout', 'keep'], 10)
+        (['output', 'to_stdout', 'keep'], 11)
     """
     options = [
         click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
