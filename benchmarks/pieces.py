@@ -16,7 +16,7 @@ import json
 import time
 
 import seqzip
-from seqzip import decoder, pieces, session
+from seqzip import decoder, pieces, pieceset, session
 
 
 def _cpu(fn, *args):
@@ -50,7 +50,7 @@ def measure(data: bytes, model: str, level: int, threads: int, wall: bool) -> di
         streams.append(stream)
         piece_cpu.append(cpu)
         at += n
-    index = seqzip.container.PieceSet(seqzip.container.WARM, tuple(lengths)).pack()
+    index = pieceset.PieceSet(pieceset.WARM, tuple(lengths)).pack()
     packed = index + b"".join(streams)
     # decoding: piece 0 here, then the others from its state
     (_, kept), dprefix_cpu = _cpu(decoder.decompress_first, streams[0], None)

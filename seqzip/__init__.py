@@ -21,7 +21,7 @@ _LAZY = {
     "SeqzipFile": "api", "Limits": "api",
     "SeqzipError": "errors", "NotSeqzipError": "errors", "UnsupportedVersionError": "errors",
     "CorruptError": "errors", "TruncatedError": "errors", "LimitError": "errors",
-    "Predictor": "predictor",
+    "DictionaryError": "errors", "Predictor": "predictor",
     "MODELS": "models", "DEFAULT_MODEL": "models", "DEFAULT_LEVEL": "models",
 }
 
@@ -30,8 +30,8 @@ __all__ = [*_LAZY, "__version__"]
 if TYPE_CHECKING:
     from .api import (Limits, SeqzipCompressor, SeqzipDecompressor, SeqzipFile, compress,
                       compress_file, decompress, decompress_file, open)
-    from .errors import (CorruptError, LimitError, NotSeqzipError, SeqzipError, TruncatedError,
-                         UnsupportedVersionError)
+    from .errors import (CorruptError, DictionaryError, LimitError, NotSeqzipError, SeqzipError,
+                         TruncatedError, UnsupportedVersionError)
     from .models import DEFAULT_LEVEL, DEFAULT_MODEL, MODELS
     from .predictor import Predictor
 

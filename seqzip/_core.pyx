@@ -28,6 +28,7 @@ import numpy as np
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t
 from libc.string cimport memcpy
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 ENCODE = 0
 DECODE = 1
@@ -411,6 +412,35 @@ def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A
 
 # ---------------------------------------------------------------- the shared step
 
+# run() holds the interpreter while it codes (it calls the coder's Python objects for every
+# symbol), so it lets it go now and then: every YIELD_SYMBOLS symbols it reads a monotonic
+# clock and, when YIELD_NS of work have passed since the last time, releases and retakes the
+# GIL, which hands it to a thread waiting for it.  This changes no arithmetic.
+cdef enum:
+    YIELD_SYMBOLS = 32
+cdef long long YIELD_NS = 5000000  # 5 ms
+
+# Symbols coded (or decoded, or scored) by run() in this process since it started: the
+# position a progress line measures its rate from.
+cdef long long _symbols_done = 0
+
+
+def symbols_done():
+    """Symbols that :func:`run` has coded, decoded or scored in this process so far (only
+    grows; read it twice and subtract to measure a job).
+
+        >>> symbols_done() >= 0
+        True
+    """
+    return _symbols_done
+
+
+cdef inline long long _now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <long long>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
 def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         object categorical=None, object bernoulli=None, list cache=None,
         double[::1] scores=None):
@@ -433,6 +463,8 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef double score, total
     cdef double[::1] probs
     cdef object probs_array = None, model, code = None
+    cdef long long last_yield = _now_ns(), now
+    global _symbols_done
     if direction == ENCODE:
         code = coder.encode
     elif direction == DECODE:
@@ -502,4 +534,11 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
             if symbol >= A:
                 raise ValueError(f"decoded symbol {symbol} outside the alphabet")
             symbols[i] = symbol
+        _symbols_done += 1
+        if (i & (YIELD_SYMBOLS - 1)) == YIELD_SYMBOLS - 1:
+            now = _now_ns()
+            if now - last_yield >= YIELD_NS:
+                with nogil:  # a thread waiting for the interpreter takes it here
+                    pass
+                last_yield = _now_ns()
     return n

@@ -13,6 +13,7 @@ spooled to a temporary file (memory stays bounded; disk holds the copy).
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import io
 import os
 import tempfile
@@ -552,3 +553,39 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
     if not reader._started:
         raise TruncatedError("empty input: not a seqzip stream")
     return written
+
+
+def config_with(model: str, level: int = DEFAULT_LEVEL, **settings: Any) -> Any:
+    """The config of ``model`` at ``level`` with some of its fields set (for ``config=`` of
+    :func:`compress` and :func:`compress_file`), checked by the config itself.
+
+        >>> config_with("lstm", 1, optimizer="riemannian").optimizer
+        'riemannian'
+
+    Raises:
+        ValueError: an unknown model or level, a field the model's config does not have, or a
+            value it refuses.
+    """
+    from .models import make_config
+
+    config = make_config(model, level)
+    unknown = sorted(set(settings) - {field.name for field in dataclasses.fields(config)})
+    if unknown:
+        raise ValueError(f"model {model} has no setting {', '.join(unknown)}")
+    return dataclasses.replace(config, **settings)
+
+
+def symbols_coded() -> int:
+    """Symbols coded, decoded or scored by the models in this process so far: a counter that
+    only grows, read while another thread codes to measure its progress and rate (the coding
+    loop lets the interpreter go every few milliseconds).  Worker processes (``processes=``)
+    count in their own.
+
+        >>> before = symbols_coded()
+        >>> _ = compress(b"abc" * 100, model="order2")
+        >>> symbols_coded() - before
+        300
+    """
+    from ._core import symbols_done
+
+    return symbols_done()

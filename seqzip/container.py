@@ -3,35 +3,51 @@
 A stream is a header followed by frames; streams may be concatenated.  All integers are
 little-endian.
 
-Header (``VERSION`` 4; version 5 is version 4 with a ``dictionary`` field after the config,
-written only for streams coded from a model file, ``--dict``; versions 2 and 3 are still read:
-they have no block checks, and version 2 stored every config as its JSON array)::
+Header (``VERSION`` 6; version 7 is version 6 with a ``dictionary`` field after the config,
+written only for streams coded from a model file, ``--dict``).  Varints are 7 bits a byte,
+low first, minimal::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
     model_id     1  model family (see seqzip.models)
-    config_len   2  length of the model config, at most MAX_CONFIG_BYTES
-    config       *  the model's frozen config: one byte, the level, for a level's preset;
-                    else a zero byte and a JSON array of its values by sorted field name
-                    (``seqzip.models.base.config_to_header``; version 2: the array alone)
-    dictionary  16  version 5 only: the first 16 bytes of the SHA-256 of the model file the
+    flags        1  bits 0-3: the level of a preset config, 0 when the config follows;
+                    bits 4-5: the alphabet's code; bit 6: a seed follows; bit 7: a frame size
+                    follows; a flag is set only when its field differs from the default
+    config       *  level 0 only: varint length (at most MAX_CONFIG_BYTES), then a zero byte
+                    and the config's typed, named fields (``models.base.config_to_fields``)
+    dictionary  16  version 7 only: the first 16 bytes of the SHA-256 of the model file the
                     coding started from (``seqzip.predictor.file_hash``)
-    seed         8  seed of the model's PRNG
-    length       8  length of the original data in bytes, at most MAX_LENGTH
-    frame_size   4  symbols per frame (every frame but the last is full), at most MAX_FRAME
-    alphabet    32  256-bit map of the byte values present (bit b of byte b//8)
+    seed         *  varint, when flagged (else 0)
+    length       *  varint: bytes of original data, at most MAX_LENGTH
+    frame_size   *  varint, when flagged (else DEFAULT_FRAME), at most MAX_FRAME
+    alphabet     *  the byte values present, in the shortest of four codes
+                    (``alphabet_codes``; none when length is 0)
     crc32        4  CRC-32 of the original data
-    header_crc   4  CRC-32 of every header byte before it
+    header_check 2  low 16 bits of the CRC-32 of every header byte before it
 
-Frame, repeated until ``length`` symbols are coded::
+A preset stream's header is 13 bytes, plus the length's varint (1-3 bytes up to 2 MiB) and
+the alphabet's code (1 byte for all 256 values, 9-14 for a text's 70-90 values, 34 at most):
+25-29 bytes for a text (28 for a 4 KB one and for alice29.txt), where version 4 took 69.  The
+header check is 16 bits where the block checks and the CRC-32 of the data stand behind it:
+every field is range-checked before use and only the canonical spelling of a header is
+accepted.
 
-    n_symbols    4  symbols in this frame, min(frame_size, remaining)
-    payload_len  4  payload bytes, a multiple of 4, bounded by the coder's worst case
-    frame_crc    4  CRC-32 of n_symbols, payload_len, the checks and the payload
-    checks     2*k  versions 4, 5: a 16-bit check of each block of decoded symbols (below)
+Frame (versions 6, 7), repeated until ``length`` symbols are coded: its symbol count is not
+stored (every frame but the last holds ``frame_size`` symbols)::
+
+    payload_words *  varint: payload bytes / 4, bounded by the coder's worst case
+    frame_check  2  low 16 bits of the CRC-32 of payload_words, the checks and the payload
+    checks     2*k  a 16-bit check of each block of decoded symbols (below)
     payload      *  range coder words
 
-Block checks (version 4).  A frame's symbols fall in blocks of 256, 512, 1,024, ...
+Versions 2-5 (still read).  Header: magic 4, version 1, model_id 1, config_len 2, config
+(one byte, the level, for a preset, else a zero byte and the JSON array of its values by
+sorted field name; version 2: the array alone), dictionary 16 (version 5 only), seed 8,
+length 8, frame_size 4, alphabet 32 (a 256-bit map), crc32 4, header_crc 4 (CRC-32): 69
+bytes for a preset.  Frame: n_symbols 4, payload_len 4, frame_crc 4 (CRC-32), the checks
+(versions 4, 5), the payload.
+
+Block checks (versions 4 and later).  A frame's symbols fall in blocks of 256, 512, 1,024, ...
 symbols (each twice the last; ``block_bounds``), and the frame stores the low 16 bits of the
 CRC-32 of each block's symbol indices.  The decoder checks each block as soon as it is decoded,
 so a damaged or forged payload fails within the first block it breaks, not after the 2^24
@@ -56,9 +72,11 @@ from dataclasses import dataclass
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
 MAGIC = b"\xb7SQZ"
-VERSION = 4
-DICTIONARY_VERSION = 5  # a stream coded from a model file (its hash follows the config)
-READABLE = (2, 3, 4, 5)  # format versions this build decodes
+VERSION = 6
+DICTIONARY_VERSION = 7  # a stream coded from a model file (its hash follows the config)
+COMPACT = 6  # the first version with the compact header and frame heads (6 and 7)
+READABLE = (2, 3, 4, 5, 6, 7)  # format versions this build decodes
+WITH_DICTIONARY = (5, 7)
 DICTIONARY_BYTES = 16
 CHECKED = 4  # the first version with block checks in its frames
 FIRST_BLOCK = 1 << 8  # symbols in a frame's first checked block; each next one is twice as long
@@ -80,6 +98,13 @@ _FIXED = struct.Struct("<4sBBH")  # magic, version, model_id, config_len
 _TAIL = struct.Struct("<QQI32sI")  # seed, length, frame_size, alphabet, crc32
 _CRC = struct.Struct("<I")
 FRAME_HEAD = struct.Struct("<III")  # n_symbols, payload_len, frame_crc
+
+
+def _varints():
+    """The varint functions (``seqzip.models.base``), imported when a compact stream is first
+    read or written: ``seqzip --version`` imports this module and must not load the models."""
+    from .models import base
+    return base
 
 
 def max_payload_bytes(n_symbols: int) -> int:
@@ -108,33 +133,244 @@ class StreamHeader:
 
         >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
         >>> h.version, len(h.pack())
-        (4, 69)
+        (6, 18)
     """
     model_id: int  # model family id (seqzip.models maps ids and names)
-    config: bytes  # canonical JSON of the model config
+    config: bytes  # the config as seqzip.models.base.config_to_header gives it
     seed: int
     length: int  # bytes of original data
     frame_size: int  # symbols per frame
     alphabet: bytes  # the byte values present, sorted
     crc32: int  # CRC-32 of the original data
     version: int = VERSION  # format version (the config's encoding depends on it)
-    dictionary: bytes = b""  # version 5: hash of the model file coding started from
+    dictionary: bytes = b""  # versions 5 and 7: hash of the model file coding started from
 
     def pack(self) -> bytes:
-        if (self.version == DICTIONARY_VERSION) != bool(self.dictionary) or \
+        if (self.version in WITH_DICTIONARY) != bool(self.dictionary) or \
                 len(self.dictionary) not in (0, DICTIONARY_BYTES):
-            raise ValueError("a dictionary hash of 16 bytes goes with format version 5 only")
-        bitmap = bytearray(32)
-        for b in self.alphabet:
-            bitmap[b >> 3] |= 1 << (b & 7)
+            raise ValueError("a dictionary hash of 16 bytes goes with format versions 5 and 7 "
+                             "only")
+        if self.version >= COMPACT:
+            return _pack_compact(self)
+        bitmap = _bitmap(self.alphabet)
         head = (_FIXED.pack(MAGIC, self.version, self.model_id, len(self.config))
                 + self.config + self.dictionary
-                + _TAIL.pack(self.seed, self.length, self.frame_size, bytes(bitmap), self.crc32))
+                + _TAIL.pack(self.seed, self.length, self.frame_size, bitmap, self.crc32))
         return head + _CRC.pack(zlib.crc32(head))
+
+
+def _bitmap(alphabet: bytes) -> bytes:
+    bitmap = bytearray(32)
+    for b in alphabet:
+        bitmap[b >> 3] |= 1 << (b & 7)
+    return bytes(bitmap)
 
 
 def _alphabet_from_bitmap(bitmap: bytes) -> bytes:
     return bytes(b for b in range(256) if bitmap[b >> 3] >> (b & 7) & 1)
+
+
+# -- the compact header (versions 6 and 7) ---------------------------------------------------
+# flags: bits 0-3 the level of a preset config (0: the config follows, its length a varint),
+# bits 4-5 the alphabet's code, bit 6 a seed follows (else 0), bit 7 a frame size follows
+# (else DEFAULT_FRAME).
+_LEVEL_MASK, _SEED, _FRAME = 0x0F, 0x40, 0x80
+_WINDOW, _LIST, _RUNS, _GAPS = range(4)  # alphabet codes
+_CHECK = struct.Struct("<H")  # the compact header's check: the low 16 bits of a CRC-32
+
+
+def _ranges(values: list[int]) -> bytes:
+    """Maximal runs of ``values`` (sorted, distinct): per run, a byte for its start (the
+    first run's from 0, each next one's from the previous run's end plus two) and a byte for
+    its length minus one."""
+    out, base, i = bytearray(), 0, 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        out += bytes([values[i] - base, values[j] - values[i]])
+        base, i = values[j] + 2, j + 1
+    return bytes(out)
+
+
+def _gamma_runs(present: list[int]) -> bytes:
+    """The runs from the lowest value present to the highest, present and absent in turn (the
+    first present), each length n as Elias's gamma code: n's bit length less one zero bits,
+    then n's bits, high first; the bits packed high first, zeros to the byte's end."""
+    runs, n = [], 1
+    for a, b in zip(present, present[1:]):
+        if b == a + 1:
+            n += 1
+        else:
+            runs += [n, b - a - 1]
+            n = 1
+    runs.append(n)
+    bits = "".join("0" * (r.bit_length() - 1) + format(r, "b") for r in runs)
+    bits += "0" * (-len(bits) % 8)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+
+
+def _read_gamma_runs(r: "_Reader", low: int, span: int) -> bytes:
+    bits: list[int] = []
+
+    def bit() -> int:
+        if not bits:
+            byte = r.take(1)[0]
+            bits.extend((byte >> k) & 1 for k in range(8))  # popped from the end: high first
+        return bits.pop()
+
+    values, at, present = [], low, True
+    while at <= low + span:
+        zeros = 0
+        while not bit():
+            zeros += 1
+            if zeros > 8:
+                raise CorruptError("header alphabet run is too long (corrupt header)")
+        n = 1
+        for _ in range(zeros):
+            n = n << 1 | bit()
+        if present:
+            values.extend(range(at, at + n))
+        at, present = at + n, not present
+    if at != low + span + 1 or present or any(bits):
+        raise CorruptError("header alphabet runs do not end at its highest value (corrupt "
+                           "header)")
+    return bytes(v for v in values if v < 256)
+
+
+def alphabet_codes(alphabet: bytes) -> list[bytes]:
+    """The four codes of a non-empty alphabet, indexed by their tag: the lowest value, the
+    highest minus the lowest, and a bit map from the one to the other (bit i of byte i//8:
+    value lowest + i); a count and the values; the lowest value, the highest minus the lowest,
+    and the lengths of the runs between them in Elias's gamma code (``_gamma_runs``); a count
+    and the runs of absent values, two bytes each (the full alphabet is one zero byte).  A
+    header keeps the shortest (the lowest tag of equals).  Text takes 9-14 bytes (the runs),
+    a binary file 1-5 (the gaps), ptt5's 159 scattered values 33.
+
+        >>> [len(code) for code in alphabet_codes(b"abcdefxyz")]
+        [6, 10, 5, 7]
+        >>> alphabet_codes(bytes(range(256)))[_GAPS]
+        b'\\x00'
+    """
+    present = list(alphabet)
+    absent = sorted(set(range(256)) - set(present))
+    gaps = _ranges(absent)
+    low, span = present[0], present[-1] - present[0]
+    window = bytearray((span >> 3) + 1)
+    for b in present:
+        window[(b - low) >> 3] |= 1 << ((b - low) & 7)
+    return [bytes([low, span]) + window, bytes([len(present) - 1]) + bytes(present),
+            bytes([low, span]) + _gamma_runs(present),
+            bytes([len(gaps) // 2]) + gaps]
+
+
+def _shortest(alphabet: bytes) -> tuple[int, bytes]:
+    codes = alphabet_codes(alphabet)
+    tag = min((len(c), t) for t, c in enumerate(codes))[1]
+    return tag, codes[tag]
+
+
+def _pack_compact(h: StreamHeader) -> bytes:
+    pack_varint = _varints().pack_varint
+    config = h.config
+    level = config[0] if len(config) == 1 and 1 <= config[0] <= _LEVEL_MASK else 0
+    tag, alphabet = _shortest(h.alphabet) if h.alphabet else (0, b"")
+    flags = level | tag << 4 | (_SEED if h.seed else 0) | \
+        (_FRAME if h.frame_size != DEFAULT_FRAME else 0)
+    head = bytearray(MAGIC + bytes([h.version, h.model_id, flags]))
+    if not level:
+        head += pack_varint(len(config)) + config
+    head += h.dictionary
+    if h.seed:
+        head += pack_varint(h.seed)
+    head += pack_varint(h.length)
+    if h.frame_size != DEFAULT_FRAME:
+        head += pack_varint(h.frame_size)
+    head += alphabet + _CRC.pack(h.crc32)
+    return bytes(head + _CHECK.pack(zlib.crc32(head) & 0xFFFF))
+
+
+class _Reader:
+    """Reads a compact header field by field; NeedMoreData at the end of the buffer."""
+
+    def __init__(self, buf, at: int) -> None:
+        self.buf, self.at = buf, at
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.buf):
+            raise NeedMoreData
+        out = bytes(self.buf[self.at:self.at + n])
+        self.at += n
+        return out
+
+    def varint(self, name: str, limit: int) -> int:
+        varints = _varints()
+        try:
+            value, self.at = varints.read_varint(self.buf, self.at, limit)
+        except varints.ShortVarint:
+            raise NeedMoreData from None
+        except ValueError as exc:
+            raise CorruptError(f"header field {name}: {exc} (corrupt header)") from None
+        return value
+
+
+def _read_alphabet(r: _Reader, tag: int) -> bytes:
+    if tag == _RUNS:
+        low, span = r.take(2)
+        return _read_gamma_runs(r, low, span)
+    if tag == _WINDOW:
+        low, span = r.take(2)
+        window = r.take((span >> 3) + 1)
+        return bytes(low + i for i in range(span + 1) if window[i >> 3] >> (i & 7) & 1
+                     and low + i < 256)
+    count = r.take(1)[0]
+    if tag == _LIST:
+        return r.take(count + 1)
+    values, base = [], 0
+    for _ in range(count):
+        gap, size = r.take(2)
+        values.extend(range(base + gap, base + gap + size + 1))
+        base = base + gap + size + 2
+    if tag == _GAPS:
+        values = sorted(set(range(256)) - set(values))
+    if not values or values[-1] > 255 or values[0] < 0:
+        raise CorruptError("header alphabet is out of range (corrupt header)")
+    return bytes(values)
+
+
+def _parse_compact(buf, offset: int, version: int, model_id: int) -> tuple[StreamHeader, int]:
+    r = _Reader(buf, offset + 6)
+    flags = r.take(1)[0]
+    level = flags & _LEVEL_MASK
+    if level:
+        config = bytes([level])
+    else:
+        config = r.take(r.varint("config length", MAX_CONFIG_BYTES))
+    dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
+    seed = r.varint("seed", (1 << 64) - 1) if flags & _SEED else 0
+    length = r.varint("length", MAX_LENGTH)
+    frame_size = r.varint("frame size", MAX_FRAME) if flags & _FRAME else DEFAULT_FRAME
+    tag = flags >> 4 & 3
+    code_start = r.at
+    alphabet = _read_alphabet(r, tag) if length else b""
+    code = bytes(buf[code_start:r.at])
+    (crc,) = _CRC.unpack(r.take(4))
+    end = r.at
+    (check,) = _CHECK.unpack(r.take(2))
+    if zlib.crc32(bytes(buf[offset:end])) & 0xFFFF != check:
+        raise CorruptError("header checksum mismatch (corrupt header)")
+    # Only the canonical form is a header: one spelling per stream, so no field is ignored.
+    if (flags & _SEED and not seed) or (flags & _FRAME and frame_size == DEFAULT_FRAME) or \
+            (not length and tag):
+        raise CorruptError("header flags are not canonical (corrupt header)")
+    if not 1 <= frame_size <= MAX_FRAME:
+        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
+    if length and (not alphabet or alphabet != bytes(sorted(set(alphabet))) or
+                   _shortest(alphabet) != (tag, code)):
+        raise CorruptError("header alphabet is not in its shortest code (corrupt header)")
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
+                          dictionary)
+    return header, end + _CHECK.size
 
 
 def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader, int]:
@@ -156,16 +392,21 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     start = bytes(buf[offset:offset + len(MAGIC)])
     if start != MAGIC[:len(start)]:
         raise NotSeqzipError("not a seqzip stream (bad magic bytes)")
-    if available < _FIXED.size:
+    if available < 6:
         raise NeedMoreData
-    _, version, model_id, config_len = _FIXED.unpack_from(buf, offset)
+    version, model_id = buf[offset + 4], buf[offset + 5]
     if version not in READABLE:
         raise UnsupportedVersionError(
             f"stream has format version {version}; this seqzip reads versions "
             f"{', '.join(map(str, READABLE))}")
+    if version >= COMPACT:
+        return _parse_compact(buf, offset, version, model_id)
+    if available < _FIXED.size:
+        raise NeedMoreData
+    _, version, model_id, config_len = _FIXED.unpack_from(buf, offset)
     if config_len > MAX_CONFIG_BYTES:
         raise CorruptError(f"header declares a {config_len}-byte model config (corrupt header)")
-    extra = DICTIONARY_BYTES if version == DICTIONARY_VERSION else 0
+    extra = DICTIONARY_BYTES if version in WITH_DICTIONARY else 0
     end = _FIXED.size + config_len + extra + _TAIL.size
     if available < end + _CRC.size:
         raise NeedMoreData
@@ -244,22 +485,44 @@ def frame_checks(symbols) -> bytes:
                     for a, b in block_bounds(len(symbols)))
 
 
-def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"") -> bytes:
-    """A frame: its head, the block checks (versions 4 and 5; empty for older versions), the
-    payload.
+def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"",
+               version: int = VERSION) -> bytes:
+    """A frame: its head, the block checks (versions 4 and later; empty for older ones), the
+    payload.  Versions 6 and 7 store no symbol count (the header's length and frame size give
+    it), the payload's length in words as a varint and a 16-bit frame check.
 
         >>> frame = pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb")
         >>> parse_frame(frame, 0, 3, 0)
-        (b'\\x01\\x02\\x03\\x04', [48042], 18)
+        (b'\\x01\\x02\\x03\\x04', [48042], 9)
+        >>> len(pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb", version=4))
+        18
     """
-    head = struct.pack("<II", n_symbols, len(payload))
     body = checks + payload
+    if version >= COMPACT:
+        head = _varints().pack_varint(len(payload) // 4)
+        return head + _CHECK.pack(zlib.crc32(body, zlib.crc32(head)) & 0xFFFF) + body
+    head = struct.pack("<II", n_symbols, len(payload))
     return head + _CRC.pack(zlib.crc32(body, zlib.crc32(head))) + body
 
 
+def _compact_head(buf, offset: int, expected_symbols: int, index: int) -> tuple[int, int, int]:
+    """payload_len, frame check and the offset past the head of a version-6 frame."""
+    words_max, varints = max_payload_bytes(expected_symbols) // 4, _varints()
+    try:
+        words, at = varints.read_varint(buf, offset, words_max)
+    except varints.ShortVarint:
+        raise NeedMoreData from None
+    except ValueError:
+        raise CorruptError(f"frame {index} declares an impossible payload length") from None
+    if len(buf) < at + _CHECK.size:
+        raise NeedMoreData
+    (check,) = _CHECK.unpack_from(buf, at)
+    return 4 * words, check, at + _CHECK.size
+
+
 def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
-                     index: int) -> tuple[int, int]:
-    """Check the head of the frame at ``buf[offset:]``; return its payload length and CRC-32
+                     index: int, version: int = VERSION) -> tuple[int, int]:
+    """Check the head of the frame at ``buf[offset:]``; return its payload length and check
     (the payload itself is not read: ``parse_frame`` checks it, a seeking reader skips it).
 
     Raises:
@@ -269,6 +532,8 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
         >>> parse_frame_head(pack_frame(3, bytes(8)), 0, 3, 0)[0]
         8
     """
+    if version >= COMPACT:
+        return _compact_head(buf, offset, expected_symbols, index)[:2]
     if len(buf) - offset < FRAME_HEAD.size:
         raise NeedMoreData
     n_symbols, payload_len, frame_crc = FRAME_HEAD.unpack_from(buf, offset)
@@ -283,9 +548,12 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
 def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
     """Bytes of a frame of ``n_symbols`` symbols with a payload of ``payload_len`` bytes.
 
-        >>> frame_size_on_disk(4, 5000, 100), frame_size_on_disk(3, 5000, 100)
-        (122, 112)
+        >>> [frame_size_on_disk(v, 5000, 100) for v in (6, 4, 3)]
+        [113, 122, 112]
     """
+    if version >= COMPACT:
+        return len(_varints().pack_varint(payload_len // 4)) + _CHECK.size + \
+            check_bytes(version, n_symbols) + payload_len
     return FRAME_HEAD.size + check_bytes(version, n_symbols) + payload_len
 
 
@@ -300,145 +568,26 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
 
         >>> frame = bytearray(pack_frame(2, bytes(4), b"\\x00\\x00"))
         >>> parse_frame(frame, 0, 2, 0)
-        (b'\\x00\\x00\\x00\\x00', [0], 18)
+        (b'\\x00\\x00\\x00\\x00', [0], 9)
         >>> frame[-1] ^= 1
         >>> parse_frame(frame, 0, 2, 0)
         Traceback (most recent call last):
         ...
         seqzip.errors.CorruptError: frame 0 checksum mismatch (corrupt data)
     """
-    payload_len, frame_crc = parse_frame_head(buf, offset, expected_symbols, index)
-    start = offset + FRAME_HEAD.size
+    if version >= COMPACT:
+        payload_len, frame_check, start = _compact_head(buf, offset, expected_symbols, index)
+        head_end, mask = start - _CHECK.size, 0xFFFF
+    else:
+        payload_len, frame_check = parse_frame_head(buf, offset, expected_symbols, index,
+                                                    version)
+        head_end, start, mask = offset + 8, offset + FRAME_HEAD.size, 0xFFFFFFFF
     n_checks = check_bytes(version, expected_symbols)
     end = start + n_checks + payload_len
     if len(buf) < end:
         raise NeedMoreData
     body = bytes(buf[start:end])
-    if zlib.crc32(body, zlib.crc32(bytes(buf[offset:offset + 8]))) != frame_crc:
+    if zlib.crc32(body, zlib.crc32(bytes(buf[offset:head_end]))) & mask != frame_check:
         raise CorruptError(f"frame {index} checksum mismatch (corrupt data)")
     checks = list(struct.unpack_from(f"<{n_checks // 2}H", body))
     return body[n_checks:], checks, end
-
-
-# ---------------------------------------------------------------- piece sets
-#
-# A piece set (what ``-T N`` writes) is one input coded as several streams that know their
-# whole: an index, then its pieces, each a stream as above.  Index (little-endian)::
-#
-#     magic        4  b"\xb7SQP"
-#     version      1  PIECES_VERSION
-#     relation     1  WARM: piece 0 starts from a fresh model; every later piece starts from
-#                     the model's state after piece 0 (the shared prefix), so its header names
-#                     the same model, config, seed, frame size and alphabet as piece 0's
-#     n_pieces     4  pieces that follow, 2 ... MAX_PIECES
-#     total        8  bytes of original data, the sum of the pieces' lengths
-#     lengths    8*n  original bytes of each piece, in order (each stream's header repeats it)
-#     index_crc    4  CRC-32 of every index byte before it
-#
-# A decoder reads all n pieces: a set cut at a piece boundary, or missing a piece, is
-# truncated, never a shorter output.  Sets and plain streams concatenate.
-
-PIECES_MAGIC = b"\xb7SQP"
-PIECES_VERSION = 1
-WARM = 1  # the only relation of version 1
-MAX_PIECES = 1 << 20
-_SET_FIXED = struct.Struct("<4sBBIQ")  # magic, version, relation, n_pieces, total
-
-
-@dataclass(frozen=True)
-class PieceSet:
-    """The index of a piece set: how its pieces relate and their original lengths.
-
-        >>> s = PieceSet(WARM, (5, 3))
-        >>> parse_piece_set(s.pack()) == (s, len(s.pack())), s.total
-        (True, 8)
-    """
-    relation: int
-    lengths: tuple[int, ...]
-
-    @property
-    def total(self) -> int:
-        return sum(self.lengths)
-
-    def pack(self) -> bytes:
-        body = _SET_FIXED.pack(PIECES_MAGIC, PIECES_VERSION, self.relation, len(self.lengths),
-                               self.total) + struct.pack(f"<{len(self.lengths)}Q", *self.lengths)
-        return body + _CRC.pack(zlib.crc32(body))
-
-
-def starts_piece_set(buf: bytes | bytearray, offset: int = 0) -> bool:
-    """Whether ``buf[offset:]`` starts with a piece set's magic.
-
-    Raises:
-        NeedMoreData: too few bytes to tell (a prefix of both magics).
-
-        >>> starts_piece_set(PieceSet(WARM, (1, 2)).pack()), starts_piece_set(MAGIC + b"...")
-        (True, False)
-    """
-    start = bytes(buf[offset:offset + len(PIECES_MAGIC)])
-    if len(start) < len(PIECES_MAGIC) and PIECES_MAGIC.startswith(start) \
-            and MAGIC.startswith(start):
-        raise NeedMoreData
-    return start == PIECES_MAGIC
-
-
-def parse_piece_set(buf: bytes | bytearray, offset: int = 0) -> tuple[PieceSet, int]:
-    """Parse a piece set's index at ``buf[offset:]``; return it and the offset just past it.
-
-    Raises:
-        NeedMoreData: ``buf`` ends inside the index.
-        NotSeqzipError: not a piece set.
-        UnsupportedVersionError: an index version or relation this build does not read.
-        CorruptError: index checksum mismatch or an impossible field.
-
-        >>> packed = PieceSet(WARM, (7, 5)).pack()
-        >>> parse_piece_set(b"xx" + packed, 2)[0].lengths
-        (7, 5)
-    """
-    if not starts_piece_set(buf, offset):
-        raise NotSeqzipError("not a seqzip piece set (bad magic bytes)")
-    if len(buf) - offset < _SET_FIXED.size:
-        raise NeedMoreData
-    _, version, relation, count, total = _SET_FIXED.unpack_from(buf, offset)
-    if version != PIECES_VERSION or relation != WARM:
-        raise UnsupportedVersionError(f"piece set has version {version}, relation {relation};"
-                                      f" this seqzip reads version {PIECES_VERSION}")
-    if not 2 <= count <= MAX_PIECES or total > MAX_LENGTH:
-        raise CorruptError(f"piece set declares {count} pieces, {total} bytes (corrupt index)")
-    end = offset + _SET_FIXED.size + 8 * count
-    if len(buf) < end + _CRC.size:
-        raise NeedMoreData
-    (crc,) = _CRC.unpack_from(buf, end)
-    if zlib.crc32(bytes(buf[offset:end])) != crc:
-        raise CorruptError("piece set index checksum mismatch (corrupt index)")
-    lengths = struct.unpack_from(f"<{count}Q", buf, offset + _SET_FIXED.size)
-    if sum(lengths) != total:
-        raise CorruptError("piece set lengths do not add up to its total (corrupt index)")
-    return PieceSet(relation, lengths), end + _CRC.size
-
-
-def check_piece(pieces: PieceSet, index: int, header: StreamHeader,
-                first: StreamHeader | None) -> None:
-    """Check that ``header`` can be piece ``index`` of ``pieces`` (``first``: piece 0's).
-
-    Raises:
-        CorruptError: it cannot.
-
-        >>> first = StreamHeader(1, b"\\x05", seed=0, length=7, frame_size=8, alphabet=b"ab",
-        ...                      crc32=0)
-        >>> check_piece(PieceSet(WARM, (7, 7)), 1, first, first)  # same model: fine
-        >>> check_piece(PieceSet(WARM, (7, 5)), 1, first, first)
-        Traceback (most recent call last):
-        ...
-        seqzip.errors.CorruptError: piece 1 holds 7 bytes, its index says 5 (corrupt piece set)
-    """
-    if header.length != pieces.lengths[index]:
-        raise CorruptError(f"piece {index} holds {header.length} bytes, its index says "
-                           f"{pieces.lengths[index]} (corrupt piece set)")
-    if index and (first is None or header.dictionary or first.dictionary or
-                  (header.model_id, header.config, header.seed, header.frame_size,
-                   header.alphabet, header.version) !=
-                  (first.model_id, first.config, first.seed, first.frame_size,
-                   first.alphabet, first.version)):
-        raise CorruptError(f"piece {index} names another model than piece 0 (corrupt piece "
-                           "set)")

@@ -13,11 +13,11 @@ import zlib
 import numpy as np
 
 from . import coder
-from .container import (NeedMoreData, PieceSet, StreamHeader, block_bounds, block_check,
-                        check_piece, next_frame_symbols, parse_frame, parse_header,
-                        parse_piece_set, starts_piece_set)
+from .container import (NeedMoreData, StreamHeader, block_bounds, block_check,
+                        next_frame_symbols, parse_frame, parse_header)
 from .errors import CorruptError, TruncatedError
 from .models import Model
+from .pieceset import PieceSet, check_piece, parse_piece_set, starts_piece_set
 from .pieces import warm_model
 from .predictor import Predictor
 from .session import (Limits, _model_alphabet, _SymbolMap, config_for_header,

@@ -16,11 +16,11 @@ import os
 import signal
 from typing import IO, Any, Callable
 
-from .container import (FRAME_HEAD, WARM, NeedMoreData, PieceSet, check_piece, frame_size_on_disk,
-                        next_frame_symbols, parse_frame_head, parse_header, parse_piece_set,
-                        starts_piece_set)
+from .container import (FRAME_HEAD, NeedMoreData, frame_size_on_disk, next_frame_symbols,
+                        parse_frame_head, parse_header)
 from .errors import SeqzipError, TruncatedError
 from .models import Model, spec_by_name
+from .pieceset import WARM, PieceSet, check_piece, parse_piece_set, starts_piece_set
 from .session import (CHUNK, Progress, _read_exact, compress_stream, encode_piece,
                       model_for_header, model_from_state, piece_header, state_bytes)
 
@@ -96,7 +96,7 @@ def _wait(result) -> Any:
 class StreamSpan(collections.namedtuple("StreamSpan", "start end header piece",
                                         defaults=(None,))):
     """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header;
-    ``piece``: (index, :class:`~seqzip.container.PieceSet`) for a piece of a piece set.
+    ``piece``: (index, :class:`~seqzip.pieceset.PieceSet`) for a piece of a piece set.
 
         >>> import io
         >>> from seqzip.api import compress
@@ -151,7 +151,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
             expected = next_frame_symbols(header, done)
             try:
                 payload_len, _ = parse_frame_head(src.read(FRAME_HEAD.size), 0, expected,
-                                                  frames)
+                                                  frames, header.version)
             except NeedMoreData:
                 raise TruncatedError("compressed data ended before the end of the stream"
                                      ) from None

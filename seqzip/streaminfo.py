@@ -22,10 +22,11 @@ import dataclasses
 from typing import IO, Any
 
 from .api import config_for_header, spec_for_header
-from .container import (NeedMoreData, StreamHeader, check_piece, next_frame_symbols,
-                        parse_frame, parse_header, parse_piece_set, starts_piece_set)
+from .container import (NeedMoreData, StreamHeader, next_frame_symbols, parse_frame,
+                        parse_header)
 from .errors import TruncatedError
-from .models import DEFAULT_LEVEL, LEVELS
+from .models import DEFAULT_LEVEL, levels_of_config
+from .pieceset import check_piece, parse_piece_set, starts_piece_set
 
 _READ = 1 << 16
 
@@ -53,6 +54,8 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
         >>> info = describe_file(io.BytesIO(seqzip.compress(b"abc" * 100, 3, model="order2")), "x")
         >>> info["original_bytes"], info["models"], info["levels"], info["streams"][0]["dictionary"]
         (300, ['order2'], ['1-3'], None)
+        >>> info["streams"][0]["version"], info["streams"][0]["header_bytes"]  # 3 values: a list
+        (6, 18)
     """
     buf = _Buffer(src)
     streams = []
@@ -86,7 +89,7 @@ def levels_of(header: StreamHeader) -> list[int]:
         [5, 6]
     """
     spec, config = spec_for_header(header), config_for_header(header)
-    return [level for level in LEVELS if spec.config_class.for_level(level) == config]
+    return levels_of_config(spec.config_class, config)
 
 
 def level_of(header: StreamHeader) -> int | None:
@@ -152,7 +155,7 @@ def _describe_piece_set(buf: _Buffer) -> list[dict[str, Any]]:
 def _describe_stream(buf: _Buffer) -> dict[str, Any]:
     header, used = _parse(buf, parse_header)
     del buf.data[:used]
-    size, done, frames = used, 0, 0
+    size, done, frames, header_bytes = used, 0, 0, used
     while done < header.length:
         expected = next_frame_symbols(header, done)
         payload, _, used = _parse(buf, parse_frame, expected, frames, header.version)
@@ -161,7 +164,8 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
         done += expected
         frames += 1
     levels = levels_of(header)
-    return {"model": spec_for_header(header).name, "level": level_of(header),
+    return {"version": header.version, "header_bytes": header_bytes,
+            "model": spec_for_header(header).name, "level": level_of(header),
             "level_label": level_label(levels),
             "config": _config_dict(header), "seed": header.seed,
             "length": header.length, "alphabet_size": len(header.alphabet),

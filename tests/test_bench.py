@@ -118,7 +118,7 @@ def test_plot_without_matplotlib_is_one_line_and_no_work(monkeypatch, tmp_path):
 
 def test_plot_draws_learning_curves(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    monkeypatch.setattr(bench, "DEFAULT_SIZES", SIZES)
+    monkeypatch.setattr(bench.rows, "DEFAULT_SIZES", SIZES)
     out = tmp_path / "curves.png"
     result = run("bench", "--models", "order2", "--plot", str(out))
     assert result.exit_code == 0
@@ -157,3 +157,94 @@ def test_verbose_reports_spectral_radius_of_recurrent_models():
     assert bench.spectral_radius(R) <= np.sqrt(v @ R.T @ R @ v) + 1e-9  # radius <= norm
     assert 0 < before < 1.0 and after > 0 and before != after
     assert "spectral radius, relu-rnn -1" in bench.format_table(rows)
+
+
+def _valid(doc):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, bench.schema())
+    return doc
+
+
+@pytest.fixture
+def small(monkeypatch):
+    monkeypatch.setattr(bench.rows, "DEFAULT_SIZES", {"markov2": 2000})
+
+
+@pytest.mark.parametrize("flags", [
+    ["--runs", "2", "--models", "order2:1,ctw:2"],
+    ["-v", "--models", "relu-rnn:1,order2"],
+    ["--models", "order2", "--plot", "PLOT"],
+    ["-q", "--models", "cm:1"],
+])
+def test_every_mode_of_bench_json_validates(flags, small, tmp_path):
+    flags = [str(tmp_path / "p.png") if f == "PLOT" else f for f in flags]
+    result = run("bench", "--json", *flags)
+    assert result.exit_code == 0, result.output
+    doc = _valid(json.loads(result.stdout))
+    assert doc["mode"] == "files" and doc["rows"]
+    assert doc["machine"]["constriction"] and doc["machine"]["libraries"]["pyperf"]
+    assert doc["inputs"][0]["generator"] == "markov2" and doc["inputs"][0]["seed"] == 0
+
+
+def test_validation_and_table1_json_validate(tmp_path):
+    train, valid = tmp_path / "train.txt", tmp_path / "valid.txt"
+    train.write_bytes(b"one two three two one " * 40)
+    valid.write_bytes(b"three two one " * 10)
+    result = run("bench", "--json", "--models", "order2", "--train", str(train),
+                 "--validation", str(valid))
+    assert result.exit_code == 0, result.output
+    doc = _valid(json.loads(result.stdout))
+    assert doc["mode"] == "validation" and doc["validation"]["size"] == len(valid.read_bytes())
+    result = run("bench", "--json", "--table1", "--budget", "0.3", "--methods",
+                 "glnn-qdh-rbpm", "--problems", "anbn")
+    assert result.exit_code == 0, result.output
+    doc = _valid(json.loads(result.stdout))
+    assert doc["mode"] == "table1" and doc["budget_cpu_s"] == 0.3
+    assert "about 0.0 CPU minutes" in result.stderr or "CPU minutes" in result.stderr
+
+
+def test_table1_defaults_to_minutes_and_says_so():
+    option = next(p for p in __import__("seqzip.cli", fromlist=["cli"]).cli.commands[
+        "bench"].params if p.name == "budget")
+    from seqzip.research import table1
+    fits = len(table1.METHODS) * len(table1.PROBLEMS)
+    assert fits * option.default <= 15 * 60  # minutes, not the paper's hours
+
+
+def test_per_model_levels_full_names_and_regret_per_character(tmp_path):
+    path = tmp_path / ("a-file-name-longer-than-twenty-two-characters.txt")
+    path.write_bytes(b"the cat sat on the mat " * 50)
+    rows = bench.run([str(path)], models=["order2:1", "order2:6"])
+    assert [(r["method"], r["level"]) for r in rows if r["level"]] == [("order2", 1),
+                                                                        ("order2", 6)]
+    table = bench.format_table(rows)
+    assert str(path) in table  # never cut
+    with pytest.raises(ValueError):
+        bench.run([str(path)], models=["order2:10"])
+    with pytest.raises(ValueError):
+        bench.run([str(path)], models=["nosuch:1"])
+    generated = bench.run(None, models=["order2"], sizes={"markov2": 2000})
+    r = next(r for r in generated if r["method"] == "order2")
+    assert r["regret_bits_per_character"] == pytest.approx(r["regret_bits"] / r["size"])
+    assert f"{r['regret_bits_per_character']:.4f}" in bench.format_table(generated)
+
+
+def test_plot_curves_of_models_and_baselines_are_computed_the_same_way():
+    data = b"the cat sat on the mat. " * 200
+    model = bench.cumulative_curve(data, "order2", 6, points=4)
+    base = bench.baseline_curve(data, "bzip2-9", points=4)
+    assert [p for p, _ in model] == [p for p, _ in base] == [1200, 2400, 3600, 4800]
+    import seqzip
+    import bz2
+    # each curve ends at its whole file's figure
+    assert model[-1][1] == pytest.approx(8 * len(seqzip.compress(data, 6, model="order2"))
+                                         / len(data))
+    assert base[-1][1] == pytest.approx(8 * len(bz2.compress(data, 9)) / len(data))
+
+
+def test_pyperf_suite_of_the_timings():
+    t = bench.Timing((1.0, 2.0, 4.0), (1.0, 1.0, 1.0))
+    assert t.summary()["cpu_s"] == {"median": 2.0, "min": 1.0, "max": 4.0,
+                                    "values": [1.0, 2.0, 4.0]}
+    with pytest.raises(ValueError):
+        bench.timed(len, b"", runs=0)

@@ -193,11 +193,11 @@ def test_subprocess_pipeline_round_trip(sample):
 
 def test_subprocess_error_is_one_line_without_traceback(tmp_path):
     bad = tmp_path / "bad.sqz"
-    bad.write_bytes(b"\xb7SQZ\x07" + b"\x00" * 80)
+    bad.write_bytes(b"\xb7SQZ\x63" + b"\x00" * 80)
     result = seqzip_cmd("decompress", str(bad))
     assert result.returncode == 1
     err = result.stderr.decode()
-    assert "version 7" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "version 99" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_subprocess_refuses_compressed_data_on_a_terminal(sample):

@@ -9,6 +9,7 @@ import pytest
 import seqzip
 from seqzip import container
 from seqzip.models import DEFAULT_MODEL, MODELS, config_to_bytes
+from seqzip.models.base import config_to_fields, config_to_header
 from seqzip.errors import (CorruptError, NotSeqzipError, SeqzipError, TruncatedError,
                            UnsupportedVersionError)
 
@@ -16,6 +17,11 @@ GOLDEN_INPUT = b"seqzip golden input: abracadabra, abracadabra! \x00\x01\xff" * 
 
 # Pinned by hand from a reviewed build.  A deliberate format change bumps container.VERSION and
 # these values in one commit; any other change here means streams no longer decode.
+GOLDEN_HEX_V6 = (
+    "b753515a06016501960100ff41e42a36098beb104808487e5be7001f5e083a28bb2de8833ecf631345a5131241"
+    "c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
+
+# The same input and settings written by format version 4 (fixed-size header and frame heads).
 GOLDEN_HEX = (
     "b753515a04010100050100000000000000960000000000000000001000030000000310000400000000bed23f"
     "04000000000000000000000000000000807e5be70082d4a830960000002000000090222863bb2de8833ecf63"
@@ -63,6 +69,42 @@ GOLDEN_STREAMS = [
 ]
 
 
+# The same streams in format 6 (their payloads are those pinned above: as_version_4 of each is
+# the format-4 stream): size and SHA-256.
+GOLDEN_STREAMS_V6 = {
+    ("glnn", 1): (120, "6e15bb593bc3760fad9bfd3847c610a9919a85c2fcaec9bc6d7fb049ce61e6fd"),
+    ("glnn", 6): (88, "b4a4386d9e2d590df8119a3eb4cb78bfe7024135cea58b31816f81ab3af8d31c"),
+    ("lstm", 1): (120, "79ffeb382e20c4a7bce2d9227fa79d8200a90afdf3ca57d95d28a0e0146e731d"),
+    ("mlstm", 1): (116, "722b0fd58a442969110860373f5399a0669e9f9965bc72bf96166ea6f68b1410"),
+    ("mlstm", 6): (92, "13f707608cc56304178a1dbd266c15482a8766dbd4b8adf25edb3b0d5830faff"),
+    ("mrnn", 1): (120, "93480e0e843ae4a1893728108b68ee0727a163c063cdbe4fb74b7ba05dbaf91c"),
+    ("ctw", 6): (104, "cf05af9ccf3345d417df32ae4b65c7bad4238816391f81014523a49119deaef3"),
+    ("cm", 1): (76, "3fcd0bb28ca36f7cdb761309ae680f52efd18f1d0fefdf95d7ff35cff6b2ba67"),
+    ("cm", 6): (72, "c7f095eb745106010260d73ade3dcb81eacf8b9028b75a4326572ef2a1c65076"),
+    ("cm", 9): (72, "b1f4f69606a62c6cb2868acfe51a7b22eb7d66169d7c2d887156d4cd736a4703"),
+}
+
+
+def as_version_4(stream: bytes) -> bytes:
+    """A stream rewritten as format 4 wrote it: the same fields and payloads under the
+    fixed-size header and frame heads (checksums recomputed)."""
+    header, offset = container.parse_header(stream)
+    assert header.version == container.VERSION
+    config = header.config
+    if config[0] == 0:  # a custom config: format 4 stored its JSON array
+        spec = seqzip.api.spec_for_header(header)
+        config = config_to_header(spec.config_class, seqzip.api.config_for_header(header), 4)
+    out = container.StreamHeader(header.model_id, config, header.seed, header.length,
+                                 header.frame_size, header.alphabet, header.crc32, 4).pack()
+    done, index = 0, 0
+    while done < header.length:
+        n = container.next_frame_symbols(header, done)
+        payload, checks, offset = container.parse_frame(stream, offset, n, index)
+        out += container.pack_frame(n, payload, struct.pack(f"<{len(checks)}H", *checks), 4)
+        done, index = done + n, index + 1
+    return out
+
+
 def as_version_3(stream: bytes) -> bytes:
     """A format-4 stream rewritten as format 3 wrote it: the same header with version 3, the
     same payloads, no block checks (frame CRCs recomputed)."""
@@ -73,7 +115,7 @@ def as_version_3(stream: bytes) -> bytes:
     while done < header.length:
         n = container.next_frame_symbols(header, done)
         payload, _, offset = container.parse_frame(stream, offset, n, index, 4)
-        out += container.pack_frame(n, payload)
+        out += container.pack_frame(n, payload, version=3)
         done, index = done + n, index + 1
     return out
 
@@ -82,9 +124,12 @@ def as_version_3(stream: bytes) -> bytes:
 def test_golden_streams_of_every_learned_model(model, level, size, sha256, size3, sha256_3):
     data = GOLDEN_INPUT * 20
     packed = seqzip.compress(data, model=model, level=level, seed=1)
-    assert (len(packed), hashlib.sha256(packed).hexdigest()) == (size, sha256)
+    assert (len(packed), hashlib.sha256(packed).hexdigest()) == GOLDEN_STREAMS_V6[model, level]
     assert seqzip.decompress(packed) == data
-    old = as_version_3(packed)  # the payloads are those format 3 pinned, and still decode
+    v4 = as_version_4(packed)  # the payloads are those format 4 pinned, and still decode
+    assert (len(v4), hashlib.sha256(v4).hexdigest()) == (size, sha256)
+    assert seqzip.decompress(v4) == data
+    old = as_version_3(v4)  # the payloads are those format 3 pinned, and still decode
     assert (len(old), hashlib.sha256(old).hexdigest()) == (size3, sha256_3)
     assert seqzip.decompress(old) == data
 
@@ -120,9 +165,15 @@ def small_stream(data=b"hello, hello, hello world " * 20, **kw):
 
 def test_golden_bytes():
     packed = seqzip.compress(GOLDEN_INPUT, model="order2", level=6, seed=1)
-    assert packed[:4] == container.MAGIC and packed[4] == container.VERSION
-    assert packed.hex() == GOLDEN_HEX
-    assert seqzip.decompress(bytes.fromhex(GOLDEN_HEX)) == GOLDEN_INPUT
+    assert packed[:4] == container.MAGIC and packed[4] == container.VERSION == 6
+    assert packed.hex() == GOLDEN_HEX_V6
+    assert seqzip.decompress(bytes.fromhex(GOLDEN_HEX_V6)) == GOLDEN_INPUT
+
+
+def test_version_4_streams_still_decode():
+    old = bytes.fromhex(GOLDEN_HEX)
+    assert old[4] == 4 and seqzip.decompress(old) == GOLDEN_INPUT
+    assert as_version_4(bytes.fromhex(GOLDEN_HEX_V6)) == old
 
 
 def test_version_3_streams_still_decode():
@@ -138,26 +189,32 @@ def test_version_2_streams_still_decode():
     assert header.version == 2 and header.config == b"[255,1.0,2]"
 
 
-def test_a_level_preset_is_one_byte_and_a_custom_config_its_json():
+def test_a_level_preset_is_one_byte_and_a_custom_config_its_typed_fields():
     from seqzip.models.order2 import Order2Config
     preset = container.parse_header(small_stream(model="order2", level=4))[0]
     assert preset.version == container.VERSION and preset.config == b"\x04"
     custom = Order2Config(count_limit=100)
     out = io.BytesIO()
     seqzip.compress_file(io.BytesIO(b"custom " * 30), out, model="order2", config=custom)
-    assert container.parse_header(out.getvalue())[0].config == b"\x00[100,1.0,2]"
+    assert container.parse_header(out.getvalue())[0].config == \
+        b"\x00" + config_to_fields(custom)
     assert seqzip.decompress(out.getvalue()) == b"custom " * 30
+    v4 = as_version_4(out.getvalue())  # format 4 kept its JSON array
+    assert container.parse_header(v4)[0].config == b"\x00[100,1.0,2]"
+    assert seqzip.decompress(v4) == b"custom " * 30
 
 
+@pytest.mark.parametrize("version", [4, 6])
 @pytest.mark.parametrize("config", [b"", b"\x0a", b"\x06\x06", b"\x00[1,2", b"\x00[255,1.0,7]"])
-def test_a_bad_header_config_is_corrupt(config):
-    header = container.StreamHeader(MODELS["order2"].model_id, config, 0, 3, 16, b"abc", 0)
+def test_a_bad_header_config_is_corrupt(config, version):
+    header = container.StreamHeader(MODELS["order2"].model_id, config, 0, 3, 16, b"abc", 0,
+                                     version)
     with pytest.raises(CorruptError, match="config"):
         seqzip.decompress(header.pack())
 
 
-def test_header_layout():
-    packed = small_stream(seed=0xDEADBEEF)
+def test_header_layout_of_version_4():
+    packed = as_version_4(small_stream(seed=0xDEADBEEF))
     header, end = container.parse_header(packed)
     magic, version, model_id, config_len = struct.unpack_from("<4sBBH", packed)
     assert (magic, version, model_id) == (b"\xb7SQZ", 4, MODELS[DEFAULT_MODEL].model_id)
@@ -183,9 +240,13 @@ def test_unknown_version():
         seqzip.decompress(bytes(packed))
 
 
-@pytest.mark.parametrize("cut", [1, 3, 4, 7, 8, 20, 60, 68, 69, 75, 81, 85, -9, -5, -1])
-def test_truncation_is_an_eof_error(cut):
-    packed = small_stream()
+@pytest.mark.parametrize("version", [4, 6])
+@pytest.mark.parametrize("cut", [1, 3, 4, 5, 6, 7, 8, 9, 12, 16, 20, 24, 30, 60, 68, 69, 75,
+                                 81, -9, -5, -1])
+def test_truncation_is_an_eof_error(cut, version):
+    packed = small_stream() if version == 6 else as_version_4(small_stream())
+    if cut >= len(packed):
+        pytest.skip("the stream is shorter")
     with pytest.raises(TruncatedError) as info:
         seqzip.decompress(packed[:cut])
     assert isinstance(info.value, EOFError)
@@ -210,13 +271,15 @@ def test_every_single_bit_flip_is_detected():
 
 
 def rebuild_header(packed: bytes, **changes) -> bytes:
-    """Re-pack a stream's header with changed fields and a valid header checksum."""
+    """Re-pack a stream's header as format 4 with changed fields and a valid header checksum
+    (the stream's frames are rewritten as format 4)."""
+    packed = as_version_4(packed)
     header, end = container.parse_header(packed)
     fields = dict(seed=header.seed, length=header.length, frame_size=header.frame_size,
                   crc32=header.crc32, config=header.config)
     fields.update(changes)
     config = fields.pop("config")
-    head = struct.pack("<4sBBH", container.MAGIC, container.VERSION,
+    head = struct.pack("<4sBBH", container.MAGIC, 4,
                        changes.pop("model_id", 1), len(config)) + config
     bitmap = bytearray(32)
     for b in header.alphabet:
@@ -256,7 +319,7 @@ def test_unknown_model_id():
 
 
 def test_absurd_frame_payload_length_is_rejected_before_reading():
-    packed = small_stream()
+    packed = as_version_4(small_stream())
     _, end = container.parse_header(packed)
     n, size, crc = struct.unpack_from("<III", packed, end)
     bad = packed[:end] + struct.pack("<III", n, 2**32 - 4, crc) + packed[end + 12:]

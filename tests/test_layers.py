@@ -20,7 +20,7 @@ LAYERS = [
     ("research", ["seqzip.research"]),
     ("api", ["seqzip.api", "seqzip.decoder", "seqzip.session", "seqzip.pieces",
              "seqzip.predictor", "seqzip.streaminfo", "seqzip.baselines", "seqzip.cluster"]),
-    ("coding", ["seqzip.coder", "seqzip.container"]),
+    ("coding", ["seqzip.coder", "seqzip.container", "seqzip.pieceset"]),
     ("models", ["seqzip.models"]),
     ("kernels", ["seqzip._core", "seqzip._kernels"]),
     ("foundation", ["seqzip.errors", "seqzip.corpora", "seqzip.reference"]),
@@ -28,6 +28,13 @@ LAYERS = [
 # the NumPy references define the algorithms for tests and docs, and the offline trainers run
 # their step rules; nothing on the coding path may depend on them
 ONLY_FOR = {"seqzip.reference": ("research",)}
+# the command line reaches models only through the public API: it may import the api layer,
+# the bench, the research trainers and the plain foundations, never a model, the coder, the
+# container or a kernel
+CLI_MAY_IMPORT = ("seqzip.cli", "seqzip.api", "seqzip.predictor", "seqzip.streaminfo",
+                  "seqzip.cluster",
+                  "seqzip.baselines", "seqzip.bench", "seqzip.research", "seqzip.errors",
+                  "seqzip.corpora")
 
 
 def layer_of(module: str) -> int | None:
@@ -112,6 +119,9 @@ def violations(edges: dict[str, set[str]]) -> list[str]:
                 if target.startswith(prefix) and not module.startswith(prefix) \
                         and LAYERS[here][0] not in allowed:
                     out.append(f"{module} imports {target}, which is for {allowed} only")
+            if LAYERS[here][0] == "cli" and not any(
+                    target == p or target.startswith(p + ".") for p in CLI_MAY_IMPORT):
+                out.append(f"{module} imports {target}: the command line goes through the api")
     return out
 
 
@@ -124,6 +134,12 @@ def test_the_checker_sees_violations():
     assert violations({"seqzip.models.order2": {"seqzip.api"}})
     assert violations({"seqzip._kernels.lstm": {"seqzip.reference.lstm"}})
     assert not violations({"seqzip.research.glnn": {"seqzip.reference.glnn"}})
+    for below_the_api in ("seqzip.models", "seqzip.models.cm", "seqzip.coder",
+                          "seqzip.container", "seqzip._core", "seqzip._kernels.cm"):
+        assert violations({"seqzip.cli.options": {below_the_api}}), below_the_api
+    assert not violations({"seqzip.cli.files": {"seqzip.api", "seqzip.streaminfo",
+                                                "seqzip.research.dictionary", "seqzip.errors"}})
+    assert "seqzip.api" in EDGES["seqzip.cli.options"]  # a function-level import is read
     assert "seqzip._kernels.order2" in EDGES["seqzip.models.order2"]
     assert "seqzip._core" in EDGES["seqzip._kernels.online"]  # cimports are read too
 

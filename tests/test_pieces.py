@@ -9,7 +9,7 @@ import pytest
 
 import seqzip
 from seqzip import corpora
-from seqzip.container import PIECES_MAGIC, PieceSet, parse_piece_set
+from seqzip.pieceset import PIECES_MAGIC, PieceSet, parse_piece_set
 from seqzip.pieces import MIN_PIECE, warm_layout
 
 DATA = corpora.generate("text", 300_000, seed=11).data

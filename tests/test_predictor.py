@@ -1,6 +1,7 @@
 """seqzip.Predictor: the coder's own probabilities, full state saved and copied, sampling;
 model files as dictionaries of compress / decompress."""
 import io
+import struct
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ from click.testing import CliRunner
 import seqzip
 from seqzip import api
 from seqzip.cli import cli
-from seqzip.container import parse_header
+from seqzip.container import parse_frame, parse_header
 from seqzip.errors import DictionaryError
 from seqzip.models import MODELS
 from seqzip.predictor import Predictor
@@ -67,7 +68,8 @@ def test_feed_bits_are_the_payload_bits_of_compress(name):
     bits = _predictor(name).feed(data)
     packed = seqzip.compress(data, 1, model=name, seed=5)
     _, at = parse_header(packed)
-    payload_bits = 8 * (len(packed) - at - 12)  # one frame: 12 bytes of frame head
+    payload, _, _ = parse_frame(packed, at, len(data), 0)  # one frame
+    payload_bits = 8 * len(payload)
     assert bits.sum() <= payload_bits + 1e-6
     assert payload_bits - bits.sum() <= 64 + 0.01 * len(data)
 
@@ -155,7 +157,7 @@ def test_dictionary_round_trip_and_gain(trained):
     data = b"it was the age of wisdom, it was the epoch of belief. " * 3
     packed = seqzip.compress(data, dictionary=path)
     header, _ = parse_header(packed)
-    assert header.version == 5 and header.dictionary == digest
+    assert header.version == 7 and header.dictionary == digest  # format 6 with the hash
     assert seqzip.decompress(packed, dictionary=path) == data
     assert len(packed) < len(seqzip.compress(data, 1, model="cm", seed=3))
     out = io.BytesIO()
@@ -255,6 +257,23 @@ def test_cm_probs_over_all_bytes_is_exact_and_leaves_the_state(level):
         assert p.copy().update(symbol) == -np.log2(probs[symbol])
 
 
+def test_version_5_streams_still_decode(trained):
+    """A stream coded from a model file, rewritten as format 5 wrote it (fixed-size header
+    and frame heads around the same payloads), decodes with that file."""
+    from seqzip import container
+    path, digest = trained
+    data = b"it was the age of wisdom, it was the epoch of foolishness. " * 4
+    packed = seqzip.compress(data, dictionary=path)
+    h, at = parse_header(packed)
+    old = container.StreamHeader(h.model_id, h.config, h.seed, h.length, h.frame_size,
+                                 h.alphabet, h.crc32, 5, h.dictionary).pack()
+    payload, checks, end = parse_frame(packed, at, len(data), 0)
+    old += container.pack_frame(len(data), payload, struct.pack(f"<{len(checks)}H", *checks), 5)
+    assert end == len(packed) and old[4] == 5
+    assert len(old) - len(packed) == (69 + 16 - at) + (12 - 3)  # header, frame head: 3 bytes
+    assert seqzip.decompress(old, dictionary=path) == data
+
+
 def test_version_5_header_round_trip_and_checks():
     from seqzip.container import StreamHeader
 
@@ -262,9 +281,13 @@ def test_version_5_header_round_trip_and_checks():
                      version=5, dictionary=bytes(range(16)))
     packed = h.pack()
     assert parse_header(packed) == (h, len(packed))
-    assert len(packed) == len(StreamHeader(7, b"\x01", 3, 5, 8, b"abc", 9).pack()) + 16
-    for bad in (dict(version=5), dict(version=4, dictionary=bytes(16)),
-                dict(version=5, dictionary=bytes(8))):
+    assert len(packed) == len(StreamHeader(7, b"\x01", 3, 5, 8, b"abc", 9, 4).pack()) + 16
+    h7 = StreamHeader(7, b"\x01", seed=3, length=5, frame_size=8, alphabet=b"abc", crc32=9,
+                      version=7, dictionary=bytes(range(16)))
+    assert parse_header(h7.pack()) == (h7, len(h7.pack()))
+    assert len(h7.pack()) == len(StreamHeader(7, b"\x01", 3, 5, 8, b"abc", 9).pack()) + 16
+    for bad in (dict(version=5), dict(version=7), dict(version=4, dictionary=bytes(16)),
+                dict(version=6, dictionary=bytes(16)), dict(version=5, dictionary=bytes(8))):
         with pytest.raises(ValueError):
             StreamHeader(7, b"\x01", 3, 5, 8, b"abc", 9, **bad).pack()
     corrupt = bytearray(packed)

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import seqzip
+from seqzip.cli import outputs as cli_outputs
 from seqzip import cli as cli_module
 from seqzip import coder, container
 from seqzip.errors import CorruptError, LimitError, SeqzipError, TruncatedError
@@ -160,7 +161,14 @@ def test_a_2048_unit_mlstm_header_is_refused():
     from seqzip.models.base import config_to_header
     config = dataclasses.replace(make_config("mlstm", 1), hidden=320)
     spec = MODELS["mlstm"]
-    big = config_to_header(spec.config_class, config).replace(b"320", b"2048")
+    big = config_to_header(spec.config_class, config, 4).replace(b"320", b"2048")
+    header = container.StreamHeader(spec.model_id, big, 0, 10, 16, b"ab", 0, 4).pack()
+    with pytest.raises(CorruptError, match="hidden"):
+        seqzip.decompress(header)
+    # format 6: the typed field hidden, its zigzag varint 640 made 4,096
+    typed = config_to_header(spec.config_class, config)
+    big = typed.replace(b"\x06hidden\x02\x80\x05", b"\x06hidden\x02\x80\x20")
+    assert big != typed
     header = container.StreamHeader(spec.model_id, big, 0, 10, 16, b"ab", 0).pack()
     with pytest.raises(CorruptError, match="hidden"):
         seqzip.decompress(header)
@@ -268,9 +276,9 @@ def test_stale_temporaries_of_dead_runs_are_removed(tmp_path):
     source.write_bytes(TEXT)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True)
-    stale = tmp_path / cli_module._temporary_name("in.txt.sqz", int(dead.stdout), "0" * 12)
-    live = tmp_path / cli_module._temporary_name("in.txt.sqz", os.getpid(), "1" * 12)
-    other = tmp_path / cli_module._temporary_name("other.sqz", int(dead.stdout), "2" * 12)
+    stale = tmp_path / cli_outputs._temporary_name("in.txt.sqz", int(dead.stdout), "0" * 12)
+    live = tmp_path / cli_outputs._temporary_name("in.txt.sqz", os.getpid(), "1" * 12)
+    other = tmp_path / cli_outputs._temporary_name("other.sqz", int(dead.stdout), "2" * 12)
     for path in (stale, live, other):
         path.write_bytes(b"partial")
     assert seqzip_cmd("-q", "--model", "order2", str(source)).returncode == 0

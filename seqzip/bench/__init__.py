@@ -7,7 +7,7 @@ installed, are extra rows (the table says how to get the missing ones).  Regret 
 true bits) is shown for generated corpora whose true model is known.  Each job is timed
 ``runs`` times (median, min and max of CPU and wall seconds, through pyperf).
 
-One module per concern: :mod:`~seqzip.bench.measure` (inputs, jobs, rows),
+One module per concern: :mod:`~seqzip.bench.rows` (inputs, jobs, rows),
 :mod:`~seqzip.bench.timing` (repeats and spread), :mod:`~seqzip.bench.report` (JSON, tables,
 machine, schema), :mod:`~seqzip.bench.plots` (curves).
 
@@ -20,7 +20,7 @@ machine, schema), :mod:`~seqzip.bench.plots` (curves).
 from __future__ import annotations
 
 from .. import __version__
-from .measure import (DEFAULT_SIZES, Input, inputs, measure, measure_baseline, parse_jobs,
+from .rows import (DEFAULT_SIZES, Input, inputs, measure, measure_baseline, parse_jobs,
                       recurrent_spectra, run, spectral_radius)
 from .plots import (baseline_curve, can_plot, cumulative_curve, learning_curve, plot,
                     regret_curve)

@@ -12,8 +12,8 @@ import importlib.util
 
 from .. import api, baselines, coder
 from ..models import DEFAULT_LEVEL, create, make_config
-from .measure import inputs as bench_inputs
-from .measure import parse_jobs
+from .rows import inputs as bench_inputs
+from .rows import parse_jobs
 
 POINTS = 40  # positions along each file at which the curves are evaluated
 
@@ -137,7 +137,8 @@ def plot(files: list[str] | None, path: str, *, models: list[str] | None = None,
         >>> path = os.path.join(tempfile.mkdtemp(), "curves.png")
         >>> if can_plot():
         ...     plot(None, path, models=["order2"], sizes={"markov2": 2000}, points=4)
-        ...     print(open(path, "rb").read(4))
+        ...     with open(path, "rb") as f:
+        ...         print(f.read(4))
         ... else:
         ...     print(b"\\x89PNG")
         b'\\x89PNG'

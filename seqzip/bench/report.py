@@ -192,7 +192,7 @@ def format_markdown(rows: list[dict], runs: int = 1, inputs: list[dict] | None =
     bits per character of each file in bold, then the legend, the inputs and the machine.
 
         >>> from seqzip.bench.timing import Timing
-        >>> from seqzip.bench.measure import _row
+        >>> from seqzip.bench.rows import _row
         >>> t = Timing((1.0,), (1.0,))
         >>> rows = [_row("f", b"abcd", "order2", 6, 3, t, t, True, None)]
         >>> print(format_markdown(rows).splitlines()[2])

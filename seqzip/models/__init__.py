@@ -17,12 +17,10 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from .base import (Model, config_from_bytes, config_from_header, config_to_bytes,
-                   config_to_header)
+from .base import (DEFAULT_LEVEL, LEVELS, Model, config_from_bytes, config_from_header,
+                   config_to_bytes, config_to_header, levels_of_config, preset)
 
 DEFAULT_MODEL = "cm"
-LEVELS = range(1, 10)
-DEFAULT_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -119,7 +117,8 @@ def check_level(level: int) -> int:
         ValueError: level must be an integer from 1 to 9, got 10
     """
     if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
-        raise ValueError(f"level must be an integer from 1 to 9, got {level!r}")
+        raise ValueError(f"level must be an integer from {LEVELS[0]} to {LEVELS[-1]}, "
+                         f"got {level!r}")
     return level
 
 
@@ -129,7 +128,7 @@ def make_config(name: str, level: int = DEFAULT_LEVEL) -> Any:
         >>> make_config("ctw", 1) == MODELS["ctw"].config_class.for_level(1)
         True
     """
-    return spec_by_name(name).config_class.for_level(check_level(level))
+    return preset(spec_by_name(name).config_class, check_level(level))
 
 
 def create(name: str, config: Any | None = None, *, alphabet: bytes | None = None,
@@ -143,7 +142,7 @@ def create(name: str, config: Any | None = None, *, alphabet: bytes | None = Non
     """
     spec = spec_by_name(name)
     if config is None:
-        config = spec.config_class.for_level(DEFAULT_LEVEL)
+        config = preset(spec.config_class, DEFAULT_LEVEL)
     if alphabet is None:
         if alphabet_size is None:
             raise ValueError("give the alphabet or its size")
@@ -153,4 +152,5 @@ def create(name: str, config: Any | None = None, *, alphabet: bytes | None = Non
 
 __all__ = ["MODELS", "ModelSpec", "Model", "DEFAULT_MODEL", "DEFAULT_LEVEL", "LEVELS",
            "spec_by_name", "spec_by_id", "make_config", "create", "check_level",
-           "config_to_bytes", "config_from_bytes", "config_to_header", "config_from_header"]
+           "config_to_bytes", "config_from_bytes", "config_to_header", "config_from_header",
+           "preset", "levels_of_config"]

@@ -15,7 +15,10 @@ the kernel.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import struct
+import typing
 from typing import Any, TypeVar
 
 import numpy as np
@@ -23,6 +26,9 @@ import numpy as np
 C = TypeVar("C")
 
 MAX_CONFIG_DEPTH = 4  # a config is a flat JSON array: nesting means a corrupt or hostile header
+# The levels every family offers (1 fast ... 9 strong) and the default: written here only.
+LEVELS = range(1, 10)
+DEFAULT_LEVEL = 6
 
 
 class Model:
@@ -94,8 +100,12 @@ def config_to_bytes(config: Any) -> bytes:
                       separators=(",", ":")).encode("ascii")
 
 
+@functools.lru_cache(maxsize=256)
 def config_from_bytes(cls: type[C], data: bytes) -> C:
     """Rebuild a config from :func:`config_to_bytes` output.
+
+    Configs are frozen, so equal inputs share one instance (cm's gate reads its network's
+    config from a string field each time it needs it).
 
     Raises:
         ValueError: not JSON, not a flat array of the right length, wrong types, or values the
@@ -120,8 +130,9 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     if len(values) != len(names):
         raise ValueError(f"model config has {len(values)} values, expected {len(names)}")
     fields = dict(zip(names, values))
+    types = field_types(cls)
     for name, value in fields.items():
-        want = type(getattr(cls(), name))
+        want = types[name]
         # JSON has one number type: accept ints where floats are expected, never bools.
         ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
@@ -132,18 +143,221 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     return cls(**fields)
 
 
-PRESET_LEVELS = range(1, 10)
 # Ranges of the CTW's size fields (its own config and the "ctwD@MiB" experts of other models):
 # a header is untrusted input, so they stop at what the levels use (depth 2-16, 512 MiB) with
 # a margin of 1.5x in depth and 2x in memory.
 CTW_MAX_DEPTH = 24
 CTW_MAX_MEMORY_MB = 1024
+TYPED_VERSION = 6  # the first stream format whose configs are typed, named fields
 
 
-def config_to_header(cls: type[C], config: C) -> bytes:
-    """The config as a version-3 header stores it: one byte, the level, when ``config`` is one
-    of the family's level presets (``cls.for_level``); otherwise a zero byte followed by
-    :func:`config_to_bytes`.  Levels with equal configs store the lowest.
+@functools.lru_cache(maxsize=None)
+def field_types(cls: type) -> dict[str, type]:
+    """Each field of config class ``cls`` and its type (from the annotations: no instance is
+    built to learn it).
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> field_types(Order2Config)
+        {'count_limit': <class 'int'>, 'escape_weight': <class 'float'>, 'order': <class 'int'>}
+    """
+    hints = typing.get_type_hints(cls)
+    types = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    for name, kind in types.items():
+        if kind not in (int, float, str, bool):
+            raise TypeError(f"{cls.__name__}.{name} has type {kind}, not int, float, str or bool")
+    return dict(sorted(types.items()))
+
+
+@functools.lru_cache(maxsize=None)
+def preset(cls: type[C], level: int) -> C:
+    """``cls.for_level(level)``, built once per family and level (configs are frozen).
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> preset(Order2Config, 3) is preset(Order2Config, 3)
+        True
+    """
+    return cls.for_level(level)
+
+
+def levels_of_config(cls: type[C], config: C) -> list[int]:
+    """Every level whose preset is ``config`` (often one; none for a custom config).
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> levels_of_config(Order2Config, Order2Config.for_level(6))
+        [5, 6]
+    """
+    return [level for level in LEVELS if preset(cls, level) == config]
+
+
+# -- varints: 7 bits a byte, low first, the top bit set on every byte but the last ----------
+
+MAX_VARINT_BYTES = 10  # enough for any value below 2^64
+
+
+def pack_varint(value: int) -> bytes:
+    """An unsigned integer below 2^64 as a varint.
+
+        >>> pack_varint(5), pack_varint(300)
+        (b'\\x05', b'\\xac\\x02')
+    """
+    if not 0 <= value < 1 << 64:
+        raise ValueError(f"varint out of range: {value}")
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+class ShortVarint(ValueError):
+    """The buffer ends inside a varint (a caller reading a stream waits for more data).
+
+        >>> try:
+        ...     read_varint(b"\\x80", 0)
+        ... except ShortVarint:
+        ...     print("wait for more")
+        wait for more
+    """
+
+
+def read_varint(buf: bytes | bytearray, at: int, limit: int = (1 << 64) - 1) -> tuple[int, int]:
+    """The varint at ``buf[at:]`` and the offset past it.
+
+    Raises:
+        ShortVarint: ``buf`` ends inside it.
+        ValueError: over 10 bytes, not minimal (a trailing zero byte), or above ``limit``.
+
+        >>> read_varint(b"\\xac\\x02", 0)
+        (300, 2)
+        >>> read_varint(b"\\x80\\x00", 0)
+        Traceback (most recent call last):
+        ...
+        ValueError: varint is not minimal
+    """
+    value = shift = 0
+    for i in range(MAX_VARINT_BYTES):
+        if at + i >= len(buf):
+            raise ShortVarint("buffer ends inside a varint")
+        byte = buf[at + i]
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            if byte == 0 and i:
+                raise ValueError("varint is not minimal")
+            if value > limit:
+                raise ValueError(f"varint {value} is above {limit}")
+            return value, at + i + 1
+    raise ValueError("varint longer than 10 bytes")
+
+
+# -- typed, named config fields (format 6) --------------------------------------------------
+
+_FALSE, _TRUE, _INT, _FLOAT, _STR = range(5)  # a field's type tag
+_FLOAT64 = struct.Struct("<d")
+MAX_NAME = 64
+MAX_FIELDS = 128
+
+
+def config_to_fields(config: Any) -> bytes:
+    """A config as format 6 stores it: the number of fields, then per field (sorted by name)
+    its name (length byte, ASCII), a type tag and the value: 0 false, 1 true; 2 an int
+    (zigzag varint, |v| < 2^63); 3 a float (its float64 bits, little-endian, so it
+    round-trips exactly); 4 a string (varint length, UTF-8).  A field is found by its name
+    and checked against its declared type, so adding, removing or reordering fields never
+    shifts another's value.
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> config_to_fields(Order2Config(count_limit=100))[:16]  # 3 fields; an int of 100
+        b'\\x03\\x0bcount_limit\\x02\\xc8\\x01'
+    """
+    types = field_types(type(config))
+    out = bytearray(pack_varint(len(types)))
+    for name, kind in types.items():
+        value = getattr(config, name)
+        out += bytes([len(name)]) + name.encode("ascii")
+        if kind is bool:
+            out.append(_TRUE if value else _FALSE)
+        elif kind is int:
+            if not -(1 << 63) <= value < 1 << 63:
+                raise ValueError(f"config field {name!r} is out of the 64-bit range")
+            out.append(_INT)
+            out += pack_varint(value << 1 if value >= 0 else (-value << 1) - 1)
+        elif kind is float:
+            out.append(_FLOAT)
+            out += _FLOAT64.pack(value)
+        else:
+            data = value.encode("utf-8")
+            out.append(_STR)
+            out += pack_varint(len(data)) + data
+    return bytes(out)
+
+
+def config_from_fields(cls: type[C], data: bytes) -> C:
+    """Rebuild a config from :func:`config_to_fields` output.  A field the data does not name
+    takes its default (a field added to a family later must default to the behaviour of the
+    streams written before it).
+
+    Raises:
+        ValueError: truncated or trailing bytes, an unknown, repeated or unsorted name, a type
+            tag that is not the field's type, or values the config rejects.
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> data = config_to_fields(Order2Config(order=1))
+        >>> config_from_fields(Order2Config, data) == Order2Config(order=1)
+        True
+        >>> config_from_fields(Order2Config, data[:-1])
+        Traceback (most recent call last):
+        ...
+        ValueError: model config ends inside a field
+    """
+    types = field_types(cls)
+    try:
+        count, at = read_varint(data, 0, MAX_FIELDS)
+        values, last = {}, ""
+        for _ in range(count):
+            size = data[at]
+            name = data[at + 1:at + 1 + size].decode("ascii")
+            at += 1 + size
+            if not 1 <= size <= MAX_NAME or len(name) != size or name not in types or \
+                    name <= last:
+                raise ValueError(f"model config has an unknown, repeated or unsorted field "
+                                 f"{name!r}")
+            last, kind, tag = name, types[name], data[at]
+            at += 1
+            if kind is bool and tag in (_FALSE, _TRUE):
+                values[name] = tag == _TRUE
+            elif kind is int and tag == _INT:
+                raw, at = read_varint(data, at)
+                values[name] = raw >> 1 if not raw & 1 else -((raw + 1) >> 1)
+            elif kind is float and tag == _FLOAT:
+                if at + 8 > len(data):
+                    raise IndexError
+                (values[name],) = _FLOAT64.unpack_from(data, at)
+                at += 8
+            elif kind is str and tag == _STR:
+                size, at = read_varint(data, at, len(data))
+                if at + size > len(data):
+                    raise IndexError
+                values[name] = data[at:at + size].decode("utf-8")
+                at += size
+            else:
+                raise ValueError(f"model config field {name!r} has type tag {tag}, not "
+                                 f"{kind.__name__}")
+    except (IndexError, ShortVarint):
+        raise ValueError("model config ends inside a field") from None
+    except UnicodeDecodeError:
+        raise ValueError("model config holds a name or string that does not decode") from None
+    if at != len(data):
+        raise ValueError(f"model config has {len(data) - at} bytes after its fields")
+    return cls(**values)
+
+
+def config_to_header(cls: type[C], config: C, version: int = TYPED_VERSION) -> bytes:
+    """The config as a header of format ``version`` (3 or later) stores it: one byte, the
+    level, when ``config`` is one of the family's level presets (``cls.for_level``);
+    otherwise a zero byte followed by :func:`config_to_fields` (versions 3-5:
+    :func:`config_to_bytes`).  Levels with equal configs store the lowest.
 
     The presets are therefore part of the file format: ``tests/test_container.py`` pins them,
     and changing one needs a new format version that keeps the old table.  A preset costs one
@@ -155,18 +369,19 @@ def config_to_header(cls: type[C], config: C) -> bytes:
         b'\\x04'
         >>> config_to_header(Order2Config, Order2Config.for_level(6))  # 5 and 6 are alike
         b'\\x05'
-        >>> config_to_header(Order2Config, Order2Config(count_limit=100))
+        >>> config_to_header(Order2Config, Order2Config(count_limit=100), 4)
         b'\\x00[100,1.0,2]'
     """
-    for level in PRESET_LEVELS:
-        if cls.for_level(level) == config:
+    for level in LEVELS:  # the first match: the presets above it need not be built
+        if preset(cls, level) == config:
             return bytes([level])
-    return b"\x00" + config_to_bytes(config)
+    return b"\x00" + (config_to_fields(config) if version >= TYPED_VERSION
+                       else config_to_bytes(config))
 
 
 def config_from_header(cls: type[C], data: bytes, version: int) -> C:
-    """Rebuild a config from a header of format ``version`` (2: the JSON array alone; 3:
-    :func:`config_to_header`).
+    """Rebuild a config from a header of format ``version`` (2: the JSON array alone; 3-5:
+    :func:`config_to_header` with a JSON array; 6: with typed fields).
 
     Raises:
         ValueError: a config that does not parse or that the family rejects.
@@ -180,10 +395,12 @@ def config_from_header(cls: type[C], data: bytes, version: int) -> C:
     if not data:
         raise ValueError("model config is empty")
     if data[0] == 0:
+        if version >= TYPED_VERSION:
+            return config_from_fields(cls, data[1:])
         return config_from_bytes(cls, data[1:])
-    if len(data) != 1 or data[0] not in PRESET_LEVELS:
+    if len(data) != 1 or data[0] not in LEVELS:
         raise ValueError(f"model config names level {data[0]} ({len(data)} bytes)")
-    return cls.for_level(data[0])
+    return preset(cls, data[0])
 
 
 def check_output_layer(config: Any) -> None:

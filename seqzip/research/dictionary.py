@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..models import DEFAULT_LEVEL, DEFAULT_MODEL
 from ..predictor import Predictor
 from ..reference import lstm as ref
 
@@ -328,8 +329,9 @@ class RNNTrainer:
 # ---------------------------------------------------------------- dictionaries
 
 
-def train_dictionary(files: list[bytes], model: str = "cm", level: int = 6, *,
-                     validation: bytes | None = None, budget: float = 60.0,
+def train_dictionary(files: list[bytes], model: str = DEFAULT_MODEL,
+                     level: int = DEFAULT_LEVEL, *, validation: bytes | None = None,
+                     budget: float = 60.0,
                      optimizer: str = "adam", method: str = "glnn-qdh-rbpm", seed: int = 0,
                      progress: Callable[[int], None] | None = None
                      ) -> tuple[Predictor, dict]:

@@ -1,0 +1,4 @@
+"""``python -m seqzip.cli``: the ``seqzip`` command."""
+from .app import main
+
+main()

@@ -1,0 +1,356 @@
+"""The gzip-style front end: compress, decompress, test and list files (or standard input),
+with outputs named by suffix, errors reported per file, and a progress line.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+import time
+from typing import IO, Callable, Iterator
+import contextlib
+
+import click
+
+from ..errors import SeqzipError  # plain exceptions: imports nothing
+from .failures import UserError, describe, ending_signals
+from .options import DEFAULT_LEVEL, DEFAULT_MODEL, Settings, load_dictionary, typical_speed
+from .outputs import atomic_output
+from .progress import Progress, _size, coded_since_now
+
+
+def _input_size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path) if path != "-" else None
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def _open_input(path: str) -> Iterator[IO[bytes]]:
+    if path == "-":
+        if sys.stdin is None:
+            raise UserError("standard input is closed")
+        yield sys.stdin.buffer
+        return
+    if os.path.isdir(path):
+        raise UserError(f"{path} is a directory (use -r for the files under it)")
+    with open(path, "rb") as f:
+        yield f
+
+
+def expand_files(files: tuple[str, ...], recursive: bool,
+                 wanted: Callable[[str], bool]) -> list[str]:
+    """The inputs: with ``recursive``, each directory becomes the files under it (sorted, links
+    not followed) that ``wanted`` accepts; without, directories stay and fail later.
+
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> for name in ("b.txt", "a.txt", "a.txt.sqz"):
+        ...     open(os.path.join(d, name), "w").close()
+        >>> [os.path.basename(p) for p in expand_files((d,), True, lambda p: p.endswith(".txt"))]
+        ['a.txt', 'b.txt']
+        >>> expand_files((), False, bool)  # no files: standard input
+        ['-']
+    """
+    out: list[str] = []
+    for path in files or ("-",):
+        if path != "-" and recursive and os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs.sort()
+                for name in sorted(names):
+                    full = os.path.join(root, name)
+                    if os.path.isfile(full) and not os.path.islink(full) and wanted(full):
+                        out.append(full)
+        else:
+            out.append(path)
+    return out
+
+
+class _CountingReader:
+    """Counts what is read from a stream (for the summary of a run on standard input)."""
+
+    def __init__(self, src: IO[bytes]) -> None:
+        self._src, self.count = src, 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._src.read(n)
+        self.count += len(data)
+        return data
+
+
+class _NullSink:
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+Work = Callable[[IO[bytes], IO[bytes], Progress], "tuple[int, int]"]
+
+
+def _run_files(files: list[str], settings: Settings, binary_out: bool,
+               name_output: Callable[[str], str], work: Work, verb: str,
+               rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
+               discard: bool = False) -> int:
+    """Apply ``work(src, dst, progress) -> (original, compressed)`` to each input; report
+    errors; return the exit code.  With ``discard`` the output is thrown away (test)."""
+    s = settings
+    if s.output is not None and len(files) > 1:
+        raise click.UsageError("-o/--output takes one input file")
+    if s.remove and (s.to_stdout or s.output == "-"):
+        raise click.UsageError("--rm cannot be used when writing to standard output")
+    failed = False
+    for path in files:
+        try:
+            out_path = None if discard else s.output if s.output is not None else (
+                "-" if s.to_stdout or path == "-" else name_output(path))
+            if out_path == "-" and sys.stdout is None:
+                raise UserError("standard output is closed")
+            if out_path == "-" and binary_out and sys.stdout.isatty() and not s.force:
+                raise UserError("refusing to write compressed data to a terminal "
+                                "(use -o, redirect, or -f)")
+            if path != "-" and not os.path.exists(path):
+                raise UserError(f"{path}: no such file")
+            if out_path not in (None, "-") and path != "-" and os.path.exists(out_path) \
+                    and os.path.samefile(path, out_path):
+                raise UserError(f"{path}: input and output are the same file")
+            start = time.perf_counter()
+            label = os.path.basename(path) if path != "-" else "stdin"
+            with _open_input(path) as src:
+                total, rate = rate_of(path, src)
+                with Progress(label, total, rate, s.quiet, counter=coded_since_now()) as bar:
+                    if out_path is None:
+                        with ending_signals(cleanup=False):  # nothing to clean up
+                            sizes = work(src, _NullSink(), bar)
+                    elif out_path == "-":
+                        with ending_signals(cleanup=False):
+                            sizes = work(src, sys.stdout.buffer, bar)
+                        sys.stdout.buffer.flush()
+                    else:
+                        with atomic_output(out_path, s.force,
+                                           like=None if path == "-" else path) as dst:
+                            sizes = work(src, dst, bar)
+            seconds = time.perf_counter() - start
+            if s.verbose:
+                click.echo(_summary(path, out_path, verb, *sizes, seconds), err=True)
+            if s.remove and path != "-" and out_path is not None:
+                os.unlink(path)
+        except BrokenPipeError:
+            raise
+        except (UserError, SeqzipError, ValueError, OSError, MemoryError) as exc:
+            _report(path, exc)
+            failed = True
+    return 1 if failed else 0
+
+
+def _report(path: str, exc: BaseException) -> None:
+    message = describe(exc)
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        where = f"{exc.filename}: " if exc.filename and exc.filename != path else ""
+        message = f"{where}no space left on device; nothing was written"
+    elif isinstance(exc, MemoryError):
+        message = "out of memory; nothing was written"
+    prefix = "" if message.startswith(path) else f"{path}: "
+    click.echo(f"seqzip: {prefix}{message}", err=True)
+
+
+def _summary(path: str, out_path: str | None, verb: str, original: int, compressed: int,
+             seconds: float) -> str:
+    """The -v line: sizes, ratio as zstd shows it, bits per character, speed."""
+    name = "stdin" if path == "-" else path
+    target = {None: "", "-": " -> stdout"}.get(out_path, f" -> {out_path}")
+    ratio = original / compressed if compressed else 0.0
+    bpc = 8 * compressed / original if original else 0.0
+    speed = original / 1000 / seconds if seconds > 0 else 0.0
+    sizes = (original, compressed) if verb == "compressed" else (compressed, original)
+    return (f"{name}{target}: {verb} {sizes[0]:,} -> {sizes[1]:,} bytes, ratio {ratio:.3f}, "
+            f"{bpc:.3f} bits per character, {speed:.1f} KB/s ({seconds:.2f} s)")
+
+
+def compress_files(files: tuple[str, ...], s: Settings) -> int:
+    """Compress each of ``files`` (``-``: stdin) as ``s`` says; return the exit status.
+
+        >>> import pathlib, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
+        >>> pathlib.Path(path).write_bytes(b"abracadabra " * 40)
+        480
+        >>> compress_files((path,), Settings(model="order2", quiet=True))
+        0
+        >>> os.path.exists(path + ".sqz")
+        True
+    """
+    from .. import api
+
+    def name_output(path: str) -> str:
+        if path.endswith(s.suffix) and not s.force:
+            raise UserError(f"{path} already has the {s.suffix} suffix (use -f to compress it "
+                            "again)")
+        return path + s.suffix
+
+    def rate_of(path: str, src: IO[bytes]):
+        size, rate = _input_size(path), typical_speed(s.model, s.level)
+        if size and s.processes > 1:  # pieces coded side by side
+            rate *= min(s.processes, -(-size // api.piece_size(size, s.processes)))
+        return size, rate
+
+    def work(src, dst, bar):
+        coded = 0
+
+        def step(n: int) -> None:
+            nonlocal coded
+            coded += n
+            bar.update(n)
+
+        written = api.compress_file(src, dst, model=s.model, level=s.level, seed=s.seed,
+                                    config=config, progress=step, processes=s.processes,
+                                    dictionary=dictionary, scheduler=s.cluster())
+        return coded, written
+
+    config = s.config()  # a bad --optimizer fails before any file is touched
+    if config is not None and s.dictionary is not None:
+        raise UserError("--optimizer and --mixer do not go with --dict (the model file holds "
+                        "its own settings)")
+    dictionary = load_dictionary(s.dictionary)
+    inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
+    return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
+
+
+def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) -> int:
+    """Decompress (or with ``test``, check) each of ``files``; return the exit status.
+
+        >>> import pathlib, tempfile, seqzip
+        >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt.sqz")
+        >>> pathlib.Path(path).write_bytes(seqzip.compress(b"hello " * 50, model="order2")) > 0
+        True
+        >>> decompress_files((path,), Settings(quiet=True))
+        0
+        >>> pathlib.Path(path[:-4]).read_bytes()[:12]
+        b'hello hello '
+    """
+    from .. import api
+
+    def name_output(path: str) -> str:
+        if not path.endswith(s.suffix) or path == s.suffix \
+                or os.path.basename(path) == s.suffix:
+            raise UserError(f"{path} does not end in {s.suffix} (use -o, -c or -S)")
+        return path[:-len(s.suffix)]
+
+    def rate_of(path: str, src: IO[bytes]):
+        return _decoded_size_and_rate(src, s.processes)
+
+    def work(src, dst, bar):
+        counted = None if _is_regular(src) else _CountingReader(src)
+        written = api.decompress_file(counted or src, dst, progress=bar.update,
+                                      processes=s.processes, dictionary=dictionary,
+                                      max_length=s.max_length, max_memory=s.max_memory,
+                                      scheduler=s.cluster())
+        compressed = counted.count if counted else os.fstat(src.fileno()).st_size
+        return written, compressed
+
+    dictionary = load_dictionary(s.dictionary)
+    inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
+    if test:
+        s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})
+        code = _run_files(inputs, s, False, name_output, work, "tested", rate_of,
+                          discard=True)
+        if code == 0 and s.verbose:
+            click.echo(f"{len(inputs)} file(s) OK", err=True)
+        return code
+    return _run_files(inputs, s, False, name_output, work, "decompressed", rate_of)
+
+
+def _is_regular(src: IO[bytes]) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(src.fileno()).st_mode) and src.seekable()
+    except (OSError, AttributeError, ValueError):
+        return False
+
+
+def _decoded_size_and_rate(src: IO[bytes], processes: int = 1) -> tuple[float | None, float]:
+    """Original size and typical speed of a seekable .sqz input, from its headers (cheap: the
+    payloads are skipped), counting the streams that ``processes`` decode side by side;
+    (None, a guess) for a pipe or a file that does not parse."""
+    if not _is_regular(src):
+        return None, typical_speed(DEFAULT_MODEL, DEFAULT_LEVEL)
+    from .. import api
+    from ..streaminfo import level_of
+
+    start = src.tell()
+    try:
+        spans = api.stream_spans(src)
+        first = spans[0].header
+        model = api.spec_for_header(first).name
+        level = level_of(first) or DEFAULT_LEVEL
+        side_by_side = 1
+        if processes > 1 and all(span.length <= api.MAX_PIECE for span in spans):
+            side_by_side = min(processes, len(spans))
+        return sum(span.length for span in spans), typical_speed(model, level) * side_by_side
+    except Exception:  # bad input: decoding reports it properly
+        return None, typical_speed(DEFAULT_MODEL, DEFAULT_LEVEL)
+    finally:
+        src.seek(start)
+
+
+def describe_files(paths) -> tuple[list[dict], bool]:
+    """The ``streaminfo`` report of each file that reads, and whether any failed (each failure
+    is reported on stderr in one line)."""
+    from ..streaminfo import describe_file
+
+    failed, reports = False, []
+    for path in paths:
+        try:
+            with _open_input(path) as src:
+                reports.append(describe_file(src, path))
+        except (UserError, SeqzipError, OSError, ValueError) as exc:
+            click.echo(f"seqzip: {path}: {describe(exc)}", err=True)
+            failed = True
+    return reports, failed
+
+
+def list_files(files: tuple[str, ...], recursive: bool, suffix: str, as_json: bool) -> int:
+    """``-l``: one line per file, as zstd -l shows them, and a total.
+
+        >>> import pathlib, tempfile, seqzip
+        >>> path = os.path.join(tempfile.mkdtemp(), "a.sqz")
+        >>> pathlib.Path(path).write_bytes(seqzip.compress(b"ab" * 500, model="order2")) > 0
+        True
+        >>> list_files((path,), False, ".sqz", as_json=False)  # doctest: +ELLIPSIS
+        Streams...
+        0
+    """
+    reports, failed = describe_files(expand_files(files, recursive,
+                                                   lambda p: p.endswith(suffix)))
+    if as_json:
+        click.echo(json.dumps(reports, indent=2))
+        return 1 if failed else 0
+    if reports:
+        click.echo(f"{'Streams':>7} {'Frames':>6} {'Compressed':>11} {'Uncompressed':>12} "
+                   f"{'Ratio':>6} {'bpc':>6}  {'Model':<7} {'Level':<6} Filename")
+        for r in reports:
+            click.echo(_list_line(r))
+        if len(reports) > 1:
+            compressed = sum(r["compressed_bytes"] for r in reports)
+            original = sum(r["original_bytes"] for r in reports)
+            click.echo(_list_line({
+                "streams": sum((r["streams"] for r in reports), []),
+                "file": f"{len(reports)} files",
+                "frames": sum(r["frames"] for r in reports), "compressed_bytes": compressed,
+                "original_bytes": original, "ratio": original / compressed if compressed else 0,
+                "bits_per_character": 8 * compressed / original if original else 0.0,
+                "models": sorted({m for r in reports for m in r["models"]}),
+                "levels": sorted({v for r in reports for v in r["levels"]})}))
+    return 1 if failed else 0
+
+
+def _list_line(r: dict) -> str:
+    levels = ",".join(r["levels"]) or "-"
+    models = ",".join(r["models"]) or "-"
+    return (f"{len(r['streams']):>7} {r['frames']:>6} {_size(r['compressed_bytes']):>11} "
+            f"{_size(r['original_bytes']):>12} {r['ratio']:>6.3f} "
+            f"{r['bits_per_character']:>6.3f}  {models:<7} {levels:<6} {r['file']}")
+
+
+# --- commands ---------------------------------------------------------------------------------
+
