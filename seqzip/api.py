@@ -29,11 +29,13 @@ from .container import DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY
 from .errors import CorruptError, NotSeqzipError, TruncatedError
 from .files import SeqzipFile, _DecompressReader, open
 from .incremental import SeqzipCompressor, SeqzipDecompressor
-from .pieces import (MAX_PIECE, MIN_PIECE, StreamSpan, compress_pieces, decompress_pieces,
-                     piece_size, stream_spans)
-from .predictor import Predictor
+from .decoder import decompress_cold, decompress_first, decompress_piece
 from .models import DEFAULT_LEVEL
-from .session import (CHUNK, Limits, Progress, _check_frame_size, _check_processes,
+from .pieces import (MAX_PIECE, MIN_PIECE, LocalEngine, StreamSpan, compress_first,
+                     compress_warm, compress_warm_piece, compress_whole, decompress_spans,
+                     piece_size, stream_spans, warm_layout)
+from .predictor import Predictor
+from .session import (CHUNK, Limits, Progress, _check_frame_size, _check_processes, _scan,
                       _seekable, config_for_header, load_dictionary, model_for_header,
                       spec_for_header, spooled, stream_settings, symbols_of)
 
@@ -49,7 +51,8 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str | None = None,
                   level: int | None = None, seed: int | None = None,
                   frame_size: int = DEFAULT_FRAME, config: Any = None,
                   progress: Progress | None = None, processes: int = 1,
-                  dictionary: Dictionary = None, compresslevel: int | None = None) -> int:
+                  dictionary: Dictionary = None, compresslevel: int | None = None,
+                  scheduler: Any = None) -> int:
     """Compress everything ``src`` yields into one stream written to ``dst``.
 
     Memory holds one frame of input and its payload.  A non-seekable ``src`` is spooled to a
@@ -57,10 +60,13 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str | None = None,
     (``compresslevel``: ``bz2``'s name for it).  ``progress(n)`` is called with the number of
     input bytes coded after each frame.
 
-    With ``processes`` > 1 the input is cut into independent pieces (one per process, at
-    least 64 KiB and at most 8 MiB each), coded as concatenated streams by that many worker
-    processes: any seqzip decodes the result, and each piece's model starts afresh, which
-    costs some ratio (see README, ``-T``).
+    With ``processes`` > 1 the input is written as a piece set: a prefix (1/8 of it, at most
+    1 MiB) coded here, then pieces of 64 KiB to 8 MiB coded by that many worker processes,
+    each starting from the model's state after the prefix (see README, ``-T``).  With
+    ``scheduler`` (a Dask scheduler's address or a ``distributed.Client``) the pieces are
+    Dask tasks on that cluster (``processes``: pieces side by side; 1: one per worker
+    thread), and an input too small to cut is one task.  The output is the same whatever
+    ran it.
 
     With ``dictionary`` (a model file's path, or a :class:`~seqzip.predictor.Predictor`), the
     model is that file's, and coding starts from its trained state and keeps adapting;
@@ -91,24 +97,30 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str | None = None,
             return compress_file(spool, dst, model=settings.model, seed=settings.seed,
                                  frame_size=frame_size, config=settings.config,
                                  progress=progress, processes=processes,
-                                 dictionary=settings.dictionary)
-    if processes > 1 and settings.dictionary is None:
+                                 dictionary=settings.dictionary, scheduler=scheduler)
+    if (processes > 1 or scheduler is not None) and settings.dictionary is None:
         start = src.tell()
-        length = src.seek(0, os.SEEK_END) - start
+        length, alphabet, _ = _scan(src)
         src.seek(start)
-        piece = piece_size(length, processes)
-        if piece < length:
-            return compress_pieces(src, dst, length, piece, processes, _compress_piece,
-                                   (settings.model, settings.config, settings.seed,
-                                    frame_size), progress)
+        with _engine(processes, scheduler) as engine:
+            lengths = warm_layout(length, engine.processes)
+            args = (settings.model, settings.config, settings.seed, frame_size)
+            if len(lengths) > 1:
+                return compress_warm(src, dst, lengths, engine,
+                                     lambda d: compress_first(d, *args, alphabet),
+                                     compress_warm_piece, (*args, alphabet), progress)
+            if scheduler is not None:  # a small input: one stream, as one task
+                return dst.write(next(engine.map(compress_whole, [(src.read(), *args)]))) or 0
     return settings.write(src, dst, frame_size, progress)
 
 
-def _compress_piece(data: bytes, model: str, config: Any, seed: int, frame_size: int) -> bytes:
-    out = io.BytesIO()
-    compress_file(io.BytesIO(data), out, model=model, config=config, seed=seed,
-                  frame_size=frame_size)
-    return out.getvalue()
+def _engine(processes: int, scheduler: Any) -> Any:
+    """Where pieces run: a Dask cluster (``scheduler``: its address or a Client) or local
+    worker processes."""
+    if scheduler is not None:
+        from .cluster import DaskEngine
+        return DaskEngine(scheduler, processes)
+    return LocalEngine(processes)
 
 
 def compress(data: bytes, level: int | None = None, *, model: str | None = None,
@@ -186,16 +198,16 @@ def decompress(data: bytes, *, dictionary: Dictionary = None,
 
 
 def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = None, *,
-                    processes: int = 1,
+                    processes: int = 1, scheduler: Any = None,
                     dictionary: Predictor | str | os.PathLike | None = None,
                     max_length: int | None = DEFAULT_MAX_LENGTH,
                     max_memory: int | None = DEFAULT_MAX_MEMORY) -> int:
     """Decompress all streams in ``src`` into ``dst``, a frame at a time; return bytes written.
 
     ``progress(n)`` is called with the number of bytes decoded.  With ``processes`` > 1 and a
-    seekable ``src`` holding several streams (as ``compress_file(..., processes=N)`` writes
-    them), the streams are decoded by that many worker processes.  ``max_length`` and
-    ``max_memory``: see :class:`Limits`.
+    seekable ``src`` holding several streams or a piece set (as ``compress_file(...,
+    processes=N)`` writes), they are decoded by that many worker processes (or, with
+    ``scheduler``, as Dask tasks).  ``max_length`` and ``max_memory``: see :class:`Limits`.
 
     Raises:
         TruncatedError: ``src`` is empty or ends inside a stream.
@@ -210,17 +222,20 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
     _check_processes(processes)
     limits = Limits(max_length, max_memory)
     dictionary = load_dictionary(dictionary)
-    if processes > 1 and _seekable(src) and dictionary is None:
+    if (processes > 1 or scheduler is not None) and _seekable(src) and dictionary is None:
         start = src.tell()
         spans = stream_spans(src)
         src.seek(start)
-        if len(spans) > 1 and all(s.length <= MAX_PIECE for s in spans):
+        if (len(spans) > 1 or scheduler is not None) and all(s.length <= MAX_PIECE
+                                                             for s in spans):
             before = 0
             for span in spans:
                 limits.check_length(before, span.header)
                 before += span.length
-            return decompress_pieces(src, dst, spans, processes, progress, decompress,
-                                     dict(max_length=None, max_memory=limits.max_memory))
+            with _engine(processes, scheduler) as engine:
+                return decompress_spans(src, dst, spans, engine, decompress_first,
+                                        (decompress_piece, decompress_cold),
+                                        (limits.max_memory,), progress)
     reader = _DecompressReader(src, dictionary, limits)
     written = 0
     while chunk := reader.read(CHUNK * 16):

@@ -34,10 +34,12 @@ from .container import (DEFAULT_FRAME, NeedMoreData, StreamHeader, block_bounds,
                         next_frame_symbols, parse_frame, parse_header)
 from .errors import CorruptError
 from .models import Model
+from .pieces import warm_model
+from .pieceset import PieceSet, check_piece, parse_piece_set, starts_piece_set
 from .predictor import Predictor
 from .session import (SPOOL_MEMORY, Limits, Progress, _check_positive, _model_alphabet,
                       _SymbolMap, config_for_header, load_dictionary, model_for_header,
-                      stream_settings)
+                      model_from_state, stream_settings)
 
 DEFAULT_BLOCK = DEFAULT_FRAME  # 1 MiB: the compressor's and the file writer's block
 
@@ -167,9 +169,16 @@ class SeqzipDecompressor:
         self._pending = bytearray()  # decoded output not yet returned
         self._before = 0  # bytes decoded by the streams before this one (next_stream)
         self._after = bytearray()  # input given after the end while output was pending
+        self._warm, self._start = False, None  # a worker's piece: starts warm (warm_model)
+        self._keep = False  # keep the model at the end (piece 0 of a piece set, decoded alone)
         self._start_stream()
 
     def _start_stream(self) -> None:
+        self._set: PieceSet | None = None  # the piece set being read, its next piece's index,
+        self._piece, self._first, self._kept = 0, None, None  # piece 0's header and model
+        self._start_piece()
+
+    def _start_piece(self) -> None:
         self._header: StreamHeader | None = None
         self._model: Model | None = None
         self._symbol_map: _SymbolMap | None = None
@@ -272,8 +281,9 @@ class SeqzipDecompressor:
         if not self._buffer:
             return False
         self._before += self._header.length if self._header is not None else 0
-        if self._model is not None:
-            self._model.close()
+        for model in (self._model, self._kept):
+            if model is not None:
+                model.close()
         self._start_stream()
         return True
 
@@ -281,11 +291,22 @@ class SeqzipDecompressor:
         """Parse the header or decode one frame; False when more input is needed."""
         try:
             if self._header is None:
+                if self._set is None and starts_piece_set(self._buffer):
+                    self._set, used = parse_piece_set(self._buffer)
+                    del self._buffer[:used]
+                    return True
                 header, used = parse_header(self._buffer)
+                if self._set is not None:
+                    check_piece(self._set, self._piece, header, self._first)
                 self._limits.check_length(self._before, header)
                 config = config_for_header(header)
                 self._limits.check_memory(header, config)
-                self._model = model_for_header(header, self._dictionary, config)
+                if self._piece and header.alphabet:  # a later piece of a warm piece set
+                    self._model = model_from_state(header, self._kept)
+                elif self._warm and header.alphabet:  # a worker's piece of a piece set
+                    self._model = warm_model(header, self._start)
+                else:
+                    self._model = model_for_header(header, self._dictionary, config)
                 self._symbol_map = _SymbolMap(_model_alphabet(header, self._dictionary))
                 self._header = header
             else:
@@ -323,6 +344,14 @@ class SeqzipDecompressor:
             if self._crc != self._header.crc32:
                 raise CorruptError("checksum of the decompressed data does not match (corrupt "
                                    "stream)")
-            self._eof = True
+            if self._keep or (self._set is not None and not self._piece):
+                self._kept, self._model = self._model, None  # later pieces start from it
             if self._model is not None:
                 self._model.close()
+            if self._set is not None and self._piece + 1 < len(self._set.lengths):
+                self._before += self._header.length
+                self._first = self._first or self._header
+                self._piece += 1
+                self._start_piece()
+                return
+            self._eof = True

@@ -19,9 +19,12 @@ from typing import IO, Any, Callable
 from .container import (FRAME_HEAD, NeedMoreData, frame_size_on_disk, next_frame_symbols,
                         parse_frame_head, parse_header)
 from .errors import SeqzipError, TruncatedError
-from .session import CHUNK, Progress, _read_exact
+from .models import Model, spec_by_name
+from .pieceset import WARM, PieceSet, check_piece, parse_piece_set, starts_piece_set
+from .session import (CHUNK, Progress, _read_exact, compress_stream, encode_piece,
+                      model_for_header, model_from_state, piece_header, state_bytes)
 
-# Independent pieces (``processes`` > 1): at least MIN_PIECE bytes, so that a model restart is
+# Pieces (``processes`` > 1): at least MIN_PIECE bytes, so that starting a piece is
 # paid on enough data, and at most MAX_PIECE, which bounds the memory of the pieces in flight.
 MIN_PIECE = 64 << 10
 MAX_PIECE = 8 << 20
@@ -61,6 +64,14 @@ def _pool(processes: int):
     return context.Pool(processes, initializer=_worker_init, initargs=(parent,))
 
 
+def _forks() -> bool:
+    """Whether :func:`_pool` forks its workers from this process."""
+    import multiprocessing
+    import threading
+
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def _worker_init(parent: int | None) -> None:
     # Ctrl-C reaches the whole process group: the parent decides, and its end ends the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -82,9 +93,12 @@ def _wait(result) -> Any:
 
 
 
-class StreamSpan(collections.namedtuple("StreamSpan", "start end header")):
-    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header.
+class StreamSpan(collections.namedtuple("StreamSpan", "start end header piece",
+                                        defaults=(None,))):
+    """Where one stream lies in a file (``start``, ``end``: byte offsets) and its header;
+    ``piece``: (index, :class:`~seqzip.pieceset.PieceSet`) for a piece of a piece set.
 
+        >>> import io
         >>> from seqzip.api import compress
         >>> span = stream_spans(io.BytesIO(compress(b"abc", model="order2")))[0]
         >>> span.start, span.length
@@ -103,6 +117,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
     Raises:
         TruncatedError, NotSeqzipError, UnsupportedVersionError, CorruptError: bad input.
 
+        >>> import io
         >>> from seqzip.api import compress
         >>> spans = stream_spans(io.BytesIO(compress(b"ab" * 50) + compress(b"")))
         >>> [(s.length, s.start) for s in spans][1][0], spans[0].end == spans[1].start
@@ -112,21 +127,24 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
     origin = src.tell()
     size = src.seek(0, os.SEEK_END)
     src.seek(origin)
+    pieces, index, first = None, 0, None  # the piece set being read, the next piece's index
     while True:
         start = src.tell()
         head = src.read(CHUNK)
         if not head:
+            if pieces is not None:
+                raise TruncatedError(f"piece set ended after {index} of its "
+                                     f"{len(pieces.lengths)} pieces")
             break
-        while True:
-            try:
-                header, used = parse_header(head)
-                break
-            except NeedMoreData:
-                more = src.read(CHUNK)
-                if not more:
-                    raise TruncatedError("compressed data ended before the end of the stream"
-                                         ) from None
-                head += more
+        if pieces is None and _parse(src, head, starts_piece_set):
+            pieces, used = _parse(src, head, parse_piece_set)
+            src.seek(start + used)
+            index, first = 0, None
+            continue
+        header, used = _parse(src, head, parse_header)
+        if pieces is not None:
+            check_piece(pieces, index, header, first)
+            first = first or header
         position, done, frames = start + used, 0, 0
         while done < header.length:
             src.seek(position)
@@ -143,59 +161,224 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
         if position > size:
             raise TruncatedError("compressed data ended before the end of the stream")
         src.seek(position)
-        spans.append(StreamSpan(start, position, header))
+        spans.append(StreamSpan(start, position, header,
+                                None if pieces is None else (index, pieces)))
+        if pieces is not None:
+            index += 1
+            if index == len(pieces.lengths):
+                pieces = None
     if not spans:
         raise TruncatedError("empty input: not a seqzip stream")
     return spans
 
 
+def _parse(src: IO[bytes], head: bytes, parse: Callable) -> Any:
+    """``parse(buffer)`` of what ``src`` yields from ``head`` on, reading more as needed
+    (``head`` grows in place only through the returned result's offsets)."""
+    buffer = bytearray(head)
+    while True:
+        try:
+            return parse(buffer)
+        except NeedMoreData:
+            more = src.read(CHUNK)
+            if not more:
+                raise TruncatedError("compressed data ended before the end of the stream"
+                                     ) from None
+            buffer += more
 
 
-def compress_pieces(src: IO[bytes], dst: IO[bytes], length: int, piece: int, processes: int,
-                    work: Callable[..., bytes], args: tuple, progress: Progress | None) -> int:
-    """Cut the next ``length`` bytes of ``src`` into pieces of ``piece`` bytes, code each by
-    ``work(chunk, *args)`` on a pool of ``processes`` workers, and write the results to
-    ``dst`` in order; return the bytes written.
+# ---------------------------------------------------------------- warm pieces
+#
+# ``-T N`` writes a piece set: piece 0, the shared prefix, is coded first in this process;
+# every later piece starts from the model's state after it and is coded by a worker.  Decoding
+# does the same: piece 0 here, then the others side by side from the state it leaves.
+
+PREFIX_SHARE = 8  # the prefix is 1/PREFIX_SHARE of the input ...
+MAX_PREFIX = 1 << 20  # ... and at most this many bytes (it is coded serially)
+
+
+def warm_layout(length: int, processes: int) -> list[int]:
+    """The original lengths of the pieces of a warm piece set for ``length`` bytes coded on
+    ``processes`` processes: the prefix, then pieces of at least ``MIN_PIECE`` and at most
+    ``MAX_PIECE`` bytes; ``[length]`` when one stream is better (too little to share out).
+
+        >>> warm_layout(400_000, 2), warm_layout(100_000, 2)
+        ([50000, 175000, 175000], [100000])
+    """
+    prefix = min(MAX_PREFIX, length // PREFIX_SHARE)
+    rest = length - prefix
+    if processes < 2 or rest < 2 * MIN_PIECE:
+        return [length]
+    count = max(processes, -(-rest // MAX_PIECE))
+    count = min(count, rest // MIN_PIECE)
+    size = -(-rest // count)
+    return [prefix] + [min(size, rest - i * size) for i in range(-(-rest // size))]
+
+
+_INHERITED: dict[str, Model] = {}  # the warm model forked workers hold
+
+
+def warm_model(header, start: bytes | None) -> Model:
+    """In a worker: the model of piece ``header`` in the prefix's state, copied from the
+    parent's model (``start`` None: this process was forked holding it) or rebuilt from
+    :func:`~seqzip.session.state_bytes`."""
+    return model_from_state(header, _INHERITED["model"] if start is None else start)
+
+
+class LocalEngine:
+    """Worker processes on this machine (:func:`_pool`).  Pieces that start warm take the
+    prefix's model by inheritance when the workers are forked (each worker holds the parent's
+    model, shared until written, and copies it per piece) and as bytes otherwise."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._inherit = False
+
+    def __enter__(self) -> "LocalEngine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _INHERITED.clear()
+
+    def warm(self, model: Model) -> bytes | None:
+        """What a piece needs to start from ``model``'s state (see :func:`warm_model`)."""
+        self._inherit = _forks()
+        if self._inherit:
+            _INHERITED["model"] = model
+            return None
+        return state_bytes(model)
+
+    def map(self, work: Callable, jobs: Any) -> Any:
+        """``work(*job)`` for each job, at most ``processes`` + 1 in flight; yields the
+        results in order."""
+        pending: collections.deque = collections.deque()
+        jobs = iter(jobs)
+        try:
+            with _pool(self.processes) as pool:  # leaving it ends the workers
+                while True:
+                    for job in jobs:
+                        pending.append(pool.apply_async(work, job))
+                        if len(pending) > self.processes:
+                            break
+                    if not pending:
+                        break
+                    yield _wait(pending.popleft())
+        finally:
+            _INHERITED.clear()
+            self._inherit = False
+
+
+def compress_warm(src: IO[bytes], dst: IO[bytes], lengths: list[int], engine: Any,
+                  first: Callable[[bytes], tuple[bytes, Model]], work: Callable[..., bytes],
+                  args: tuple, progress: Progress | None) -> int:
+    """Write a warm piece set of the next ``sum(lengths)`` bytes of ``src``: the index, piece
+    0 coded here by ``first(data) -> (stream, model after it)``, then the other pieces coded
+    by ``work(data, start, *args)`` on ``engine``, ``start`` being what
+    ``engine.warm(model)`` gives; return the bytes written.
 
     Raises:
         SeqzipError: the input changed while it was being compressed.
     """
-    written, offset = 0, 0
-    pending: collections.deque = collections.deque()
-    with _pool(processes) as pool:  # leaving the block terminates the workers
-        while offset < length or pending:
-            while offset < length and len(pending) <= processes:
-                chunk = _read_exact(src, min(piece, length - offset))
-                if not chunk:
-                    raise SeqzipError("input changed while it was being compressed")
-                offset += len(chunk)
-                pending.append((len(chunk), pool.apply_async(work, (chunk, *args))))
-            n, result = pending.popleft()
-            written += dst.write(_wait(result)) or 0
-            if progress:
-                progress(n)
+    written = dst.write(PieceSet(WARM, tuple(lengths)).pack()) or 0
+    prefix = _read_exact(src, lengths[0])
+    stream, model = first(prefix)
+    written += dst.write(stream) or 0
+    if progress:
+        progress(len(prefix))
+    start = engine.warm(model)
+
+    def jobs():
+        for n in lengths[1:]:
+            chunk = _read_exact(src, n)
+            if len(chunk) < n:
+                raise SeqzipError("input changed while it was being compressed")
+            yield (chunk, start, *args)
+
+    for n, stream in zip(lengths[1:], engine.map(work, jobs())):
+        written += dst.write(stream) or 0
+        if progress:
+            progress(n)
+    model.close()
     if src.read(1):
         raise SeqzipError("input changed while it was being compressed")
     return written
 
 
-def decompress_pieces(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], processes: int,
-                      progress: Progress | None, work: Callable[..., bytes],
-                      kwargs: dict[str, Any]) -> int:
-    """Decode the streams ``spans`` of ``src`` by ``work(data, **kwargs)`` on a pool of
-    ``processes`` workers, writing their outputs to ``dst`` in order; return bytes written."""
-    written = 0
-    queue = collections.deque(spans)
-    pending: collections.deque = collections.deque()
-    with _pool(processes) as pool:  # leaving the block terminates the workers
-        while queue or pending:
-            while queue and len(pending) <= processes:
-                span = queue.popleft()
-                src.seek(span.start)
-                data = _read_exact(src, span.end - span.start)
-                pending.append(pool.apply_async(work, (data,), kwargs))
-            data = _wait(pending.popleft())
-            written += dst.write(data) or 0
-            if progress:
-                progress(len(data))
+def decompress_warm(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], engine: Any,
+                    first: Callable[[bytes], tuple[bytes, Model]], work: Callable[..., bytes],
+                    args: tuple, progress: Progress | None) -> int:
+    """Decode the pieces ``spans`` of one warm piece set: piece 0 here by ``first(data) ->
+    (output, model after it)``, the others by ``work(data, start, *args)`` on ``engine``;
+    write the outputs to ``dst`` in order and return the bytes written."""
+    src.seek(spans[0].start)
+    output, model = first(_read_exact(src, spans[0].end - spans[0].start), *args)
+    written = dst.write(output) or 0
+    if progress:
+        progress(len(output))
+    start = engine.warm(model) if model is not None else b""
+
+    for output in engine.map(work, _span_jobs(src, spans[1:], (start, *args))):
+        written += dst.write(output) or 0
+        if progress:
+            progress(len(output))
+    if model is not None:
+        model.close()
     return written
+
+
+def compress_first(data: bytes, name: str, config: Any, seed: int, frame_size: int,
+                   alphabet: bytes) -> tuple[bytes, Model]:
+    """Piece 0 of a warm piece set: its stream, and the model in its state after it."""
+    header = piece_header(spec_by_name(name), config, seed, frame_size, alphabet, data)
+    model = model_for_header(header)
+    return encode_piece(header, data, model), model
+
+
+def compress_warm_piece(data: bytes, start: bytes | None, name: str, config: Any, seed: int,
+                        frame_size: int, alphabet: bytes) -> bytes:
+    """A later piece of a warm piece set, coded from the prefix's state (``start``: see
+    :func:`warm_model`)."""
+    header = piece_header(spec_by_name(name), config, seed, frame_size, alphabet, data)
+    model = warm_model(header, start)
+    try:
+        return encode_piece(header, data, model)
+    finally:
+        model.close()
+
+
+def decompress_spans(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], engine: Any,
+                     first: Callable, works: tuple[Callable, Callable], args: tuple,
+                     progress: Progress | None) -> int:
+    """Decode the streams ``spans`` of ``src`` on ``engine``, writing their outputs to
+    ``dst`` in order; return the bytes written.  A piece set's pieces go through
+    :func:`decompress_warm` (``first``, ``works[0]``), plain streams through
+    ``works[1](data, *args)`` side by side."""
+    written, i = 0, 0
+    while i < len(spans):
+        if spans[i].piece is not None:
+            j = i + len(spans[i].piece[1].lengths)
+            written += decompress_warm(src, dst, spans[i:j], engine, first, works[0], args,
+                                       progress)
+        else:
+            j = i
+            while j < len(spans) and spans[j].piece is None:
+                j += 1
+            for output in engine.map(works[1], _span_jobs(src, spans[i:j], args)):
+                written += dst.write(output) or 0
+                if progress:
+                    progress(len(output))
+        i = j
+    return written
+
+
+def _span_jobs(src: IO[bytes], spans: list[StreamSpan], args: tuple) -> Any:
+    for span in spans:
+        src.seek(span.start)
+        yield (_read_exact(src, span.end - span.start), *args)
+
+
+def compress_whole(data: bytes, name: str, config: Any, seed: int, frame_size: int) -> bytes:
+    """One stream of all of ``data`` (a whole input as one task)."""
+    out = io.BytesIO()
+    compress_stream(io.BytesIO(data), out, spec_by_name(name), config, seed, frame_size)
+    return out.getvalue()

@@ -19,7 +19,9 @@ stream frame by frame.
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
+import pickle
 import tempfile
 import zlib
 from typing import IO, Any, Callable, Iterator
@@ -276,9 +278,10 @@ def compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predict
 
 
 def _encode_frames(header: StreamHeader, src: IO[bytes],
-                   progress: Progress | None, dictionary: Predictor | None = None
-                   ) -> Iterator[bytes]:
-    model = model_for_header(header, dictionary)
+                   progress: Progress | None, dictionary: Predictor | None = None,
+                   model: Model | None = None) -> Iterator[bytes]:
+    if model is None:
+        model = model_for_header(header, dictionary)
     symbol_map = _SymbolMap(_model_alphabet(header, dictionary))
     done, crc = 0, 0
     while done < header.length:
@@ -458,3 +461,36 @@ def stream_settings(model: str | None = None, level: int | None = None, seed: in
                              f"({own}{extra}): leave {name} unset or give the file's")
     return StreamSettings(dictionary.model_name, dictionary.config, dictionary.seed,
                           dictionary)
+
+
+def piece_header(spec: ModelSpec, config: Any, seed: int, frame_size: int, alphabet: bytes,
+                 data: bytes) -> StreamHeader:
+    """The header of one piece of a piece set: ``data`` coded over the whole input's
+    ``alphabet`` (which every piece of a warm set shares)."""
+    return StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
+                        len(data), frame_size, alphabet, zlib.crc32(data))
+
+
+def encode_piece(header: StreamHeader, data: bytes, model: Model | None) -> bytes:
+    """One stream (header and frames) of ``data`` coded by ``model`` (in whatever state it
+    is: fresh, or after a shared prefix), which it leaves in its state after ``data``."""
+    frames = _encode_frames(header, io.BytesIO(data), None, model=model) if data else ()
+    return header.pack() + b"".join(frames)
+
+
+def state_bytes(model: Model) -> bytes:
+    """A model's full state as bytes, for the caller's own workers (never written to a
+    file: a decoder rebuilds the state by decoding): the kernel's ``get_state`` arrays,
+    pickled and deflated."""
+    return zlib.compress(pickle.dumps(model.kernel.get_state(), protocol=5), 1)
+
+
+def model_from_state(header: StreamHeader, state: bytes | Model) -> Model:
+    """The model ``header`` names, in the state of ``state`` (a model, or the bytes
+    :func:`state_bytes` took of one)."""
+    model = model_for_header(header)
+    if isinstance(state, Model):
+        model.kernel.set_state(state.kernel.get_state())
+    else:
+        model.kernel.set_state(pickle.loads(zlib.decompress(state)))
+    return model

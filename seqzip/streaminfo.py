@@ -26,6 +26,7 @@ from .container import (NeedMoreData, StreamHeader, next_frame_symbols, parse_fr
                         parse_header)
 from .errors import TruncatedError
 from .models import DEFAULT_LEVEL, levels_of_config
+from .pieceset import check_piece, parse_piece_set, starts_piece_set
 
 _READ = 1 << 16
 
@@ -62,7 +63,10 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
     if not buf.data:
         raise TruncatedError("empty input: not a seqzip stream")
     while buf.data:
-        streams.append(_describe_stream(buf))
+        if _parse(buf, lambda data, _: starts_piece_set(data)):
+            streams += _describe_piece_set(buf)
+        else:
+            streams.append(_describe_stream(buf))
         if not buf.data:
             buf.more()
     original = sum(s["length"] for s in streams)
@@ -126,6 +130,26 @@ def _parse(buf: _Buffer, parse, *args):
 
 def _config_dict(header) -> dict[str, Any]:
     return dataclasses.asdict(config_for_header(header))
+
+
+def _describe_piece_set(buf: _Buffer) -> list[dict[str, Any]]:
+    """The pieces of a piece set (each with ``piece``: its index; piece 0's compressed bytes
+    include the set's index)."""
+    pieces, used = _parse(buf, parse_piece_set)
+    del buf.data[:used]
+    described, first = [], None
+    for index in range(len(pieces.lengths)):
+        if not buf.data:
+            buf.more()
+        if not buf.data:
+            raise TruncatedError(f"piece set ended after {index} of its "
+                                 f"{len(pieces.lengths)} pieces")
+        header = _parse(buf, parse_header)[0]
+        check_piece(pieces, index, header, first)
+        first = first or header
+        described.append(dict(_describe_stream(buf), piece=index))
+    described[0]["compressed_bytes"] += used
+    return described
 
 
 def _describe_stream(buf: _Buffer) -> dict[str, Any]:

@@ -351,14 +351,16 @@ def test_recursive_and_suffix(tmp_path):
     assert run("-S", "a/b", str(tree / "a.txt")).exit_code == 1
 
 
-def test_threads_write_independent_streams(tmp_path):
+def test_threads_write_a_piece_set(tmp_path):
     data = corpora.generate("text", 200_000, seed=3).data
     path = tmp_path / "big.txt"
     path.write_bytes(data)
     assert fast("-T", "2", str(path)).exit_code == 0
     packed = tmp_path / "big.txt.sqz"
     report = json.loads(run("-l", "--json", str(packed)).output)[0]
-    assert len(report["streams"]) == 2 and report["levels"] == ["5-6"]
+    # a shared prefix, then two pieces that start from the model's state after it
+    assert [s["piece"] for s in report["streams"]] == [0, 1, 2]
+    assert report["levels"] == ["5-6"]
     path.unlink()
     result = run("-d", "-T", "2", "-v", str(packed))
     assert result.exit_code == 0 and path.read_bytes() == data

@@ -35,8 +35,10 @@ def test_docstring_examples_run(name):
 
 # The library's public surface: every public function and class defined in these modules shows
 # a runnable example in its docstring (pytest's --doctest-modules runs them).
-LIBRARY = ["seqzip.api", "seqzip.files", "seqzip.incremental", "seqzip.predictor", "seqzip.bench", "seqzip.coder", "seqzip.container",
-           "seqzip.streaminfo", "seqzip.baselines", "seqzip.errors", "seqzip.models",
+LIBRARY = ["seqzip.api", "seqzip.files", "seqzip.incremental", "seqzip.decoder",
+           "seqzip.predictor", "seqzip.bench", "seqzip.coder", "seqzip.container",
+           "seqzip.pieceset", "seqzip.streaminfo", "seqzip.baselines", "seqzip.errors",
+           "seqzip.models",
            "seqzip.models.base", "seqzip.models.cm", "seqzip.models.ctw", "seqzip.models.experts",
            "seqzip.models.glnn", "seqzip.models.lstm", "seqzip.models.order2",
            "seqzip.research.dictionary", "seqzip.research.training", "seqzip.research.protocol",

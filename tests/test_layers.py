@@ -18,10 +18,10 @@ LAYERS = [
     ("cli", ["seqzip.cli"]),
     ("bench", ["seqzip.bench"]),
     ("research", ["seqzip.research"]),
-    ("api", ["seqzip.api", "seqzip.files", "seqzip.incremental", "seqzip.session",
-             "seqzip.pieces", "seqzip.predictor",
-             "seqzip.streaminfo", "seqzip.baselines"]),
-    ("coding", ["seqzip.coder", "seqzip.container"]),
+    ("api", ["seqzip.api", "seqzip.files", "seqzip.incremental", "seqzip.decoder",
+             "seqzip.session", "seqzip.pieces", "seqzip.predictor", "seqzip.streaminfo",
+             "seqzip.baselines", "seqzip.cluster"]),
+    ("coding", ["seqzip.coder", "seqzip.container", "seqzip.pieceset"]),
     ("models", ["seqzip.models"]),
     ("kernels", ["seqzip._core", "seqzip._kernels"]),
     ("foundation", ["seqzip.errors", "seqzip.corpora", "seqzip.reference"]),
@@ -33,6 +33,7 @@ ONLY_FOR = {"seqzip.reference": ("research",)}
 # the bench, the research trainers and the plain foundations, never a model, the coder, the
 # container or a kernel
 CLI_MAY_IMPORT = ("seqzip.cli", "seqzip.api", "seqzip.predictor", "seqzip.streaminfo",
+                  "seqzip.cluster",
                   "seqzip.baselines", "seqzip.bench", "seqzip.research", "seqzip.errors",
                   "seqzip.corpora")
 

@@ -123,7 +123,8 @@ def _row(name: str, data: bytes, method: str, level: int | None, packed_size: in
 
 def run(files: list[str] | None = None, *, models: list[str] | None = None,
         level: int = DEFAULT_LEVEL, sizes: dict[str, int] | None = None, runs: int = 1,
-        progress: Progress | None = None, verbose: bool = False) -> list[dict]:
+        progress: Progress | None = None, verbose: bool = False,
+        scheduler=None) -> list[dict]:
     """Benchmark ``models`` (default: all; ``"cm:1"`` names a level, else ``level``) and the
     baselines on ``files`` (default: generated).
 
@@ -132,13 +133,17 @@ def run(files: list[str] | None = None, *, models: list[str] | None = None,
     CPU seconds), the median, min and max CPU and wall seconds of ``runs`` runs, and whether
     the round trip restored the input.  ``progress(file, method, size)`` is called as each job
     starts.  With ``verbose`` the rows of models with dense recurrent matrices also hold their
-    spectral radii before and after a pass over the file (:func:`recurrent_spectra`).
+    spectral radii before and after a pass over the file (:func:`recurrent_spectra`).  With
+    ``scheduler`` (a Dask scheduler's address or a ``distributed.Client``) every (file,
+    method) job is a Dask task on that cluster (``progress`` is not called).
 
         >>> rows = run(None, models=["order2:1", "order2:6"], sizes={"markov2": 2000})
         >>> [(r["method"], r["level"]) for r in rows if r["level"] is not None]
         [('order2', 1), ('order2', 6)]
     """
     jobs = parse_jobs(models, level)
+    if scheduler is not None:
+        return _run_on_cluster(scheduler, files, sizes, jobs, runs)
     rows = []
     for file_name, data, truth in inputs(files, sizes):
         for method in baselines.available():
@@ -187,6 +192,24 @@ def recurrent_spectra(data: bytes, model: str, level: int = DEFAULT_LEVEL,
     coder.log_loss_bits(net, symbols)
     return {name: (before[name], spectral_radius(m))
             for name, m in net.recurrent_matrices().items()}
+
+
+def _run_on_cluster(scheduler, files, sizes, jobs, runs) -> list[dict]:
+    """The jobs of :func:`run` as Dask tasks: the same rows, in the same order."""
+    from ..cluster import map_jobs
+
+    tasks = []
+    for file_name, data, truth in inputs(files, sizes):
+        tasks += [(file_name, data, method, None, truth, runs) for method in baselines.available()]
+        tasks += [(file_name, data, name, level, truth, runs) for name, level in jobs]
+    return map_jobs(scheduler, _job, tasks)
+
+
+def _job(file_name: str, data: bytes, method: str, level: int | None, truth: float | None,
+         runs: int) -> dict:
+    if level is None:
+        return measure_baseline(file_name, data, method, truth=truth, runs=runs)
+    return measure(file_name, data, method, level=level, truth=truth, runs=runs)
 
 
 def measure_baseline(file_name: str, data: bytes, method: str, *,

@@ -24,7 +24,7 @@ Examples:
   seqzip book.txt                 compress to book.txt.sqz (book.txt is kept; --rm removes it)
   seqzip -d book.txt.sqz          decompress to book.txt (also: unseqzip book.txt.sqz)
   seqzip -9 --model ctw *.txt     level 9 of another model
-  seqzip -T 2 big.txt             two processes, independent halves (costs some ratio)
+  seqzip -T 2 big.txt             two processes, pieces after a shared prefix (costs some ratio)
   seqzip -r -S .sz notes/         every file under notes/, suffix .sz
   seqzip -t book.txt.sqz          test integrity; -l lists ratio, level and model
   tar c dir | seqzip > dir.tar.sqz   and   seqzipcat dir.tar.sqz | tar x

@@ -45,9 +45,12 @@ from .progress import Progress, coded_since_now
               help="With --table1: comma-separated training methods (default: all).")
 @click.option("--problems", default="insertions,music,anbn", show_default=True,
               help="With --table1: comma-separated problems.")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="Run the (file, model) jobs as Dask tasks on the cluster whose scheduler is "
+                   "at ADDRESS (needs: pip install \"seqzip[cluster]\").")
 def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quiet, verbose,
           train_path,
-          validation_path, table1, budget, method_names, problems) -> int:
+          validation_path, table1, budget, method_names, problems, scheduler) -> int:
     """Bits per character and speed of each model beside bzip2 -9, xz, PPMd and zstd.
 
     With no FILES, runs on built-in generated data: English-like prose, a structured binary
@@ -110,7 +113,7 @@ def bench(files, model_names, level, runs, as_json, as_markdown, plot_path, quie
     try:
         described = [i.description for i in bench_module.inputs(list(files) or None)]
         rows = bench_module.run(list(files) or None, models=names, level=level, runs=runs,
-                                progress=progress, verbose=verbose)
+                                progress=progress, verbose=verbose, scheduler=scheduler)
         if plot_path is not None:
             bench_module.plot(list(files) or None, plot_path, models=names, level=level,
                               rows=rows)

@@ -28,14 +28,16 @@ from .options import Settings, dict_option, io_options, level_options, limit_opt
 @click.option("--json", "as_json", is_flag=True, help="With -l: machine-readable output.")
 @dict_option
 def main_command(files, compress_flag, decompress_flag, test_flag, list_flag, output, to_stdout,
-                 keep, remove, force, recursive, suffix, threads, quiet, verbose, level, model,
-                 seed, optimizer, mixer, max_memory, max_length, as_json, dictionary) -> int:
+                 keep, remove, force, recursive, suffix, threads, scheduler, quiet, verbose,
+                 level, model, seed, optimizer, mixer, max_memory, max_length, as_json,
+                 dictionary) -> int:
     """Compress FILES to FILE.sqz (or, with -d, decompress); no FILES or '-': stdin."""
     if list_flag:
         return list_files(files, recursive, suffix, as_json)
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
                         verbose, level, model, seed, max_length, max_memory,
-                        dictionary=dictionary, optimizer=optimizer, mixer=mixer)
+                        dictionary=dictionary, optimizer=optimizer, mixer=mixer,
+                        scheduler=scheduler)
     if test_flag:
         return decompress_files(files, settings, test=True)
     if decompress_flag:
@@ -52,13 +54,13 @@ cli.add_command(main_command)
 @level_options
 @model_options
 @dict_option
-def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-             verbose, level, model, seed, optimizer, mixer, dictionary) -> int:
+def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads,
+             scheduler, quiet, verbose, level, model, seed, optimizer, mixer, dictionary) -> int:
     """Compress FILES (or stdin) to FILE.sqz; inputs are kept unless --rm."""
     return compress_files(files, Settings(output, to_stdout, remove, force, recursive, suffix,
                                           threads, quiet, verbose, level, model, seed,
                                           dictionary=dictionary, optimizer=optimizer,
-                                          mixer=mixer))
+                                          mixer=mixer, scheduler=scheduler))
 
 
 @cli.command()
@@ -67,13 +69,13 @@ def compress(files, output, to_stdout, keep, remove, force, recursive, suffix, t
 @click.option("-t", "--test", is_flag=True, help="Check integrity; write nothing.")
 @limit_options
 @dict_option
-def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads, quiet,
-               verbose, test, max_memory, max_length, dictionary) -> int:
+def decompress(files, output, to_stdout, keep, remove, force, recursive, suffix, threads,
+               scheduler, quiet, verbose, test, max_memory, max_length, dictionary) -> int:
     """Decompress FILE.sqz (or stdin) to FILE; settings come from the file itself (and from
     the model file given with --dict, for files compressed with one)."""
     settings = Settings(output, to_stdout, remove, force, recursive, suffix, threads, quiet,
                         verbose, max_length=max_length, max_memory=max_memory,
-                        dictionary=dictionary)
+                        dictionary=dictionary, scheduler=scheduler)
     return decompress_files(files, settings, test=test)
 
 

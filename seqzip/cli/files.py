@@ -202,7 +202,8 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
             bar.update(n)
 
         written = api.compress_file(src, dst, **chosen, config=config, progress=step,
-                                    processes=s.processes, dictionary=dictionary)
+                                    processes=s.processes, dictionary=dictionary,
+                                    scheduler=s.cluster())
         return coded, written
 
     # With --dict the model file holds the model, level and seed: only those the user gave are
@@ -250,7 +251,8 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
         counted = None if _is_regular(src) else _CountingReader(src)
         written = api.decompress_file(counted or src, dst, progress=bar.update,
                                       processes=s.processes, dictionary=dictionary,
-                                      max_length=s.max_length, max_memory=s.max_memory)
+                                      max_length=s.max_length, max_memory=s.max_memory,
+                                      scheduler=s.cluster())
         compressed = counted.count if counted else os.fstat(src.fileno()).st_size
         return written, compressed
 

@@ -81,13 +81,19 @@ def _check_suffix(ctx, param, value: str) -> str:
     return value
 
 
+SCHEDULER_OPTION = click.option(
+    "--scheduler", metavar="ADDRESS", default=None,
+    help="Run the pieces of -T (and each small file) as Dask tasks on the cluster whose "
+         "scheduler is at ADDRESS (needs: pip install \"seqzip[cluster]\").")
+
+
 def io_options(func: Callable) -> Callable:
     """The gzip/zstd options of compress and decompress (-o, -c, -k, --rm, -f, -r, -S, -T, -q,
-    -v).
+    -v) and --scheduler.
 
         >>> names = [p.name for p in click.command()(io_options(lambda **kw: 0)).params]
         >>> names[:3], len(names)
-        (['output', 'to_stdout', 'keep'], 10)
+        (['output', 'to_stdout', 'keep'], 11)
     """
     options = [
         click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
@@ -105,9 +111,11 @@ def io_options(func: Callable) -> Callable:
                      callback=_check_suffix, help="Suffix of compressed files."),
         click.option("-T", "--threads", type=click.IntRange(0, 256), default=1,
                      show_default=True,
-                     help="Worker processes (0: one per core).  Compression cuts the input "
-                          "into that many independent streams, which costs some ratio; "
-                          "decompression decodes such streams side by side."),
+                     help="Worker processes (0: one per core).  Compression codes a shared "
+                          "prefix, then that many pieces side by side, each starting from the "
+                          "model's state after the prefix (costs some ratio); decompression "
+                          "decodes them side by side."),
+        SCHEDULER_OPTION,
         click.option("-q", "--quiet", is_flag=True, help="No progress line or summary."),
         click.option("-v", "--verbose", is_flag=True,
                      help="Print ratio, bits per character and speed per file."),
@@ -203,6 +211,9 @@ def load_dictionary(path: str | None):
         raise UserError(f"{path}: {describe(exc)}") from None
 
 
+_CLIENTS: dict = {}  # --scheduler address -> its distributed.Client, for the run
+
+
 @dataclass
 class Settings:
     """What the compress / decompress runs share.
@@ -228,6 +239,27 @@ class Settings:
     dictionary: str | None = None  # --dict: a model file (.sqm) coding starts from
     optimizer: str | None = None  # the online network's (NETWORK_MODELS)
     mixer: str | None = None  # cm's mixer rule (--mixer)
+    scheduler: str | None = None  # --scheduler: a Dask scheduler's address
+
+    def cluster(self):
+        """A client of the --scheduler cluster, connected once per address and run (None:
+        local processes).
+
+            >>> Settings().cluster() is None
+            True
+        """
+        if self.scheduler is None:
+            return None
+        if self.scheduler not in _CLIENTS:
+            from ..cluster import Cluster
+
+            try:
+                _CLIENTS[self.scheduler] = Cluster(self.scheduler).client
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+            except OSError as exc:
+                raise UserError(f"no Dask scheduler at {self.scheduler}: {exc}") from None
+        return _CLIENTS[self.scheduler]
 
     def config(self):
         """The model config when --optimizer or --mixer overrides the level's preset, else

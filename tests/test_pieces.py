@@ -1,0 +1,141 @@
+"""Piece sets (``-T N``): pieces that start from the model's state after a shared prefix, and
+an index that makes a missing or cut piece an error."""
+import io
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import seqzip
+from seqzip import corpora
+from seqzip.pieceset import PIECES_MAGIC, PieceSet, parse_piece_set
+from seqzip.pieces import MIN_PIECE, warm_layout
+
+DATA = corpora.generate("text", 300_000, seed=11).data
+
+
+def _packed(processes=2, model="order2", level=6):
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(DATA), out, model=model, level=level, processes=processes)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def packed():
+    return _packed()
+
+
+def test_layout_shares_a_prefix_and_pieces_of_at_least_min_piece():
+    assert warm_layout(300_000, 2) == [37_500, 131_250, 131_250]
+    assert warm_layout(2 * MIN_PIECE, 2) == [2 * MIN_PIECE]  # too little: one stream
+    lengths = warm_layout(100 << 20, 4)
+    assert lengths[0] == 1 << 20 and sum(lengths) == 100 << 20
+    assert max(lengths[1:]) <= 8 << 20 and min(lengths[1:]) >= MIN_PIECE
+
+
+def test_piece_set_round_trips_serially_and_side_by_side(packed):
+    pieces, used = parse_piece_set(packed)
+    assert packed.startswith(PIECES_MAGIC) and pieces.lengths == tuple(warm_layout(len(DATA), 2))
+    assert seqzip.decompress(packed) == DATA
+    assert seqzip.decompress(packed + packed) == DATA + DATA  # sets concatenate
+    restored, seen = io.BytesIO(), []
+    seqzip.decompress_file(io.BytesIO(packed), restored, seen.append, processes=2)
+    assert restored.getvalue() == DATA and sum(seen) == len(DATA)
+    with seqzip.open(io.BytesIO(packed)) as f:
+        assert f.read() == DATA
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    assert [(s.length, s.piece[0]) for s in spans] == [(n, i) for i, n in
+                                                          enumerate(pieces.lengths)]
+
+
+def test_warm_pieces_cost_less_than_independent_ones(packed):
+    cold = b"".join(seqzip.compress(DATA[i:i + 150_000], model="order2")
+                    for i in range(0, len(DATA), 150_000))
+    serial = seqzip.compress(DATA, model="order2")
+    assert len(serial) < len(packed) < len(cold)
+
+
+def test_output_is_the_same_whether_workers_inherit_the_state_or_receive_it(packed):
+    result = {}
+    # a process with threads takes its workers from a fork server: the state travels as bytes
+    thread = threading.Thread(target=lambda: result.setdefault("packed", _packed()))
+    thread.start()
+    thread.join()
+    assert result["packed"] == packed
+
+
+def test_a_later_piece_alone_does_not_decode(packed):
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    with pytest.raises(seqzip.CorruptError):
+        seqzip.decompress(packed[spans[1].start:spans[1].end])
+
+
+@pytest.mark.parametrize("cut", ["last piece", "mid piece", "index"])
+def test_a_set_cut_short_is_an_error_everywhere(packed, cut):
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    damaged = {"last piece": packed[:spans[-1].start],  # cut at a piece boundary
+               "mid piece": packed[:spans[1].start] + packed[spans[2].start:],  # one missing
+               "index": packed[:20]}[cut]
+    with pytest.raises(seqzip.SeqzipError):
+        seqzip.decompress(damaged)
+    with pytest.raises(seqzip.SeqzipError):
+        seqzip.decompress_file(io.BytesIO(damaged), io.BytesIO(), processes=2)
+    with pytest.raises(seqzip.SeqzipError):
+        seqzip.api.stream_spans(io.BytesIO(damaged))
+
+
+def test_a_damaged_index_is_corrupt(packed):
+    damaged = bytearray(packed)
+    damaged[12] ^= 1  # inside the first piece length
+    with pytest.raises(seqzip.CorruptError, match="index"):
+        seqzip.decompress(bytes(damaged))
+    forged = PieceSet(1, (5, 3)).pack() + seqzip.compress(b"abcde", model="order2") \
+        + seqzip.compress(b"xyz", model="order2")
+    with pytest.raises(seqzip.CorruptError, match="another model"):
+        seqzip.decompress(forged)
+
+
+def test_cli_test_and_decompress_refuse_a_set_cut_at_a_piece_boundary(packed, tmp_path):
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    path = tmp_path / "cut.sqz"
+    path.write_bytes(packed[:spans[-1].start])
+    for flags in (["-t"], ["-dc"], ["-d", "-T", "2", "-c"]):
+        result = subprocess.run([sys.executable, "-m", "seqzip.cli", *flags, str(path)],
+                                capture_output=True, text=True)
+        assert result.returncode == 1, flags
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and ("piece set ended" in lines[0] or "ended before" in lines[0])
+
+
+def test_info_lists_the_pieces_and_refuses_a_cut_set(packed):
+    from seqzip.streaminfo import describe_file
+
+    info = describe_file(io.BytesIO(packed), "x")
+    assert [s["piece"] for s in info["streams"]] == [0, 1, 2]
+    assert info["compressed_bytes"] == len(packed) and info["original_bytes"] == len(DATA)
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    with pytest.raises(seqzip.TruncatedError, match="2 of its 3 pieces"):
+        describe_file(io.BytesIO(packed[:spans[-1].start]), "x")
+
+
+def test_damaged_sets_raise_seqzip_errors_only():
+    import random
+
+    data = DATA[:160_000]
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, model="order2", level=1, processes=2)
+    packed = out.getvalue()
+    spans = seqzip.api.stream_spans(io.BytesIO(packed))
+    # the index, the head of every piece, and bytes anywhere
+    r = random.Random(3)
+    places = list(range(0, spans[0].start)) + [s.start + i for s in spans for i in range(80)]
+    places += [r.randrange(len(packed)) for _ in range(40)]
+    for at in places:
+        damaged = bytearray(packed)
+        damaged[at] ^= 1 << r.randrange(8)
+        try:
+            restored = seqzip.decompress(bytes(damaged))
+        except seqzip.SeqzipError:
+            continue
+        assert restored == data, at  # a flip that changes nothing decoded (e.g. a padding bit)
