@@ -79,6 +79,20 @@ class DictionaryError(SeqzipError):
     """
 
 
+class ModelFileError(DictionaryError, ValueError):
+    """A model file (``.sqm``) is not one this build can load: not a model file, a checksum
+    mismatch, malformed metadata, an array larger than declared, or a state no model could
+    have reached (an index, count or link out of range).  Model files are untrusted input:
+    loading one checks everything before using it.  Also a ``ValueError`` (a bad argument).
+
+        >>> from seqzip.predictor import Predictor
+        >>> Predictor.from_bytes(b"PK\\x03\\x04" + bytes(100))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.ModelFileError: not a seqzip model file
+    """
+
+
 class LimitError(SeqzipError):
     """The stream asks for more than the decoder's limits allow (its declared length or its
     model's memory): the data may be fine; raise the limit to decode it.

@@ -40,7 +40,7 @@ from seqzip._kernels.detmath cimport det_log, det_softmax
 from seqzip._kernels.online cimport OnlineNetwork
 from seqzip._kernels.ortho cimport ortho_penalty, ortho_pretrain, ortho_residual
 
-from seqzip._core import put, take
+from seqzip._core import take
 
 OPTIMIZERS = ("path-sgd", "sgd")
 
@@ -372,12 +372,16 @@ cdef class OnlineReLURNN(OnlineNetwork):
         return state
 
     def set_state(self, dict state):
-        OnlineNetwork.set_state(self, state)
+        """``OnlineNetwork.set_state`` plus the step count and the arrays' types and shapes,
+        checked before anything changes."""
         steps = int(take(state, "relu_steps", np.int64, ()))
         if steps < 0:
             raise ValueError("model state holds a negative step count")
-        for name, mv in self._arrays():
-            put(mv, state, name)
+        arrays = [(mv, take(state, name, np.float64, np.asarray(mv).shape))
+                  for name, mv in self._arrays()]
+        OnlineNetwork.set_state(self, state)
+        for mv, value in arrays:
+            np.asarray(mv)[...] = value
         self.steps = steps
 
     def _arrays(self):
