@@ -27,9 +27,9 @@ import numpy as np
 from . import coder
 from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY,
                         DICTIONARY_VERSION, FRAME_HEAD, MAX_FRAME, NeedMoreData, StreamHeader,
-                        block_bounds, block_check, frame_checks, frame_size_on_disk,
-                        next_frame_symbols, pack_frame, parse_frame, parse_frame_head,
-                        parse_header)
+                        block_bounds, block_check, check_one_symbol_length, frame_checks,
+                        frame_size_on_disk, next_frame_symbols, pack_frame, parse_frame,
+                        parse_frame_head, parse_header)
 from .errors import (CorruptError, DictionaryError, LimitError, NotSeqzipError, SeqzipError,
                      TruncatedError)
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, Model, ModelSpec, check_level,
@@ -597,6 +597,7 @@ class SeqzipDecompressor:
             if self._header is None:
                 header, used = parse_header(self._buffer)
                 self._limits.check_length(self._before, header)
+                check_one_symbol_length(header, self._before, self._limits.max_length)
                 config = config_for_header(header)
                 self._limits.check_memory(header, config)
                 self._model = model_for_header(header, self._dictionary, config)
@@ -1035,6 +1036,7 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
             before = 0
             for span in spans:
                 limits.check_length(before, span.header)
+                check_one_symbol_length(span.header, before, limits.max_length)
                 before += span.length
             return _decompress_pieces(src, dst, spans, processes, progress, limits)
     reader = _DecompressReader(src, dictionary, limits)

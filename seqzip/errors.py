@@ -67,7 +67,7 @@ class TruncatedError(SeqzipError, EOFError):
 
 class DictionaryError(SeqzipError):
     """The stream was coded from a model file (``--dict``) that was not given, or another one
-    was given.
+    was given; or a model file is not valid (:class:`ModelFileError`).
 
         >>> import seqzip
         >>> from seqzip.predictor import Predictor

@@ -611,8 +611,10 @@ cdef class CTWKernel(Kernel):
             if not free_count[i] <= free_cap[i] <= limit:
                 raise ValueError("model state holds impossible free-list sizes")
         if not (n_seen < (1 << 62) and 1 <= path_len <= min(self.depth, n_seen) + 1 and
-                1 <= tick < (1 << 62) and predicted <= 1 and out_of_memory <= 1):
+                1 <= tick < (1 << 62) and predicted <= 1):
             raise ValueError("model state holds impossible counters")
+        if out_of_memory:
+            raise ValueError("model state records a failed allocation (it cannot code)")
         history = np.frombuffer(take(state, "history", np.uint8, (sizeof(self.history),)),
                                 dtype=np.intc)
         if history.min() < 0 or history.max() >= self.A:
