@@ -25,7 +25,8 @@ import io
 import os
 from typing import IO, Any
 
-from .container import DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY
+from .container import (DEFAULT_FRAME, DEFAULT_MAX_LENGTH, DEFAULT_MAX_MEMORY,
+                        check_one_symbol_length)
 from .errors import CorruptError, NotSeqzipError, TruncatedError
 from .files import SeqzipFile, _DecompressReader, open
 from .incremental import SeqzipCompressor, SeqzipDecompressor
@@ -231,6 +232,7 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
             before = 0
             for span in spans:
                 limits.check_length(before, span.header)
+                check_one_symbol_length(span.header, before, limits.max_length)
                 before += span.length
             with _engine(processes, scheduler) as engine:
                 return decompress_spans(src, dst, spans, engine, decompress_first,

@@ -69,7 +69,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
+from .errors import CorruptError, LimitError, NotSeqzipError, UnsupportedVersionError
 
 MAGIC = b"\xb7SQZ"
 VERSION = 6
@@ -591,3 +591,35 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
         raise CorruptError(f"frame {index} checksum mismatch (corrupt data)")
     checks = list(struct.unpack_from(f"<{n_checks // 2}H", body))
     return body[n_checks:], checks, end
+
+
+# Streams whose payloads cannot pay for their length (issue 23): over a one-symbol alphabet
+# every frame's payload is empty (the data is the header's length times one byte), so ~12 KB
+# of frames used to decode to 4 GiB in 14 s and ~740 KB to the default max_length of 256 GiB.
+# Under the default limits a one-symbol stream may bring the decoded output of a call to at
+# most ONE_SYMBOL_LENGTH bytes; a caller that sets max_length (or None) has asked for more.
+ONE_SYMBOL_LENGTH = 1 << 30
+
+
+def check_one_symbol_length(header: StreamHeader, done: int, max_length: int | None) -> None:
+    """Refuse a stream over a one-symbol alphabet that would bring the decoded bytes of a call
+    (``done`` before it) past :data:`ONE_SYMBOL_LENGTH`, when ``max_length`` is the default.
+
+    Raises:
+        LimitError: the stream may be fine: pass a ``max_length`` (``--max-length``) to
+            decode it.
+
+        >>> h = StreamHeader(1, b"[]", 0, 2 << 30, 1 << 20, b"a", 0)
+        >>> check_one_symbol_length(h, 0, 4 << 30)    # an explicit limit: the caller asked
+        >>> check_one_symbol_length(h, 0, DEFAULT_MAX_LENGTH)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.LimitError: stream repeats one byte value 2,147,483,648 times, ...
+    """
+    if len(header.alphabet) == 1 and max_length == DEFAULT_MAX_LENGTH and \
+            done + header.length > ONE_SYMBOL_LENGTH:
+        raise LimitError(
+            f"stream repeats one byte value {header.length:,} times, over the "
+            f"{ONE_SYMBOL_LENGTH:,} bytes the default limits decode from such streams (their "
+            "frames are empty: nothing pays for the length); give max_length (--max-length) "
+            "to decode it")

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import coder
 from .container import (DEFAULT_FRAME, NeedMoreData, StreamHeader, block_bounds, block_check,
-                        next_frame_symbols, parse_frame, parse_header)
+                        check_one_symbol_length, next_frame_symbols, parse_frame, parse_header)
 from .errors import CorruptError
 from .models import Model
 from .pieces import warm_model
@@ -299,6 +299,7 @@ class SeqzipDecompressor:
                 if self._set is not None:
                     check_piece(self._set, self._piece, header, self._first)
                 self._limits.check_length(self._before, header)
+                check_one_symbol_length(header, self._before, self._limits.max_length)
                 config = config_for_header(header)
                 self._limits.check_memory(header, config)
                 if self._piece and header.alphabet:  # a later piece of a warm piece set

@@ -64,6 +64,36 @@ cdef struct Entry:
 
 
 @cython.final
+cdef class _Tree:
+    """Arrays of a tree being loaded, owned until the kernel takes them (freed otherwise)."""
+    cdef Entry* entries
+    cdef uint32_t* node_block
+    cdef uint16_t* node_count
+    cdef uint8_t* node_class
+    cdef ChildSlot* children
+    cdef uint32_t* free_lists[N_CLASSES]
+    cdef uint32_t free_count[N_CLASSES]
+    cdef uint32_t path[MAX_DEPTH + 1]
+    cdef uint32_t where[MAX_DEPTH + 1][256]
+    cdef uint64_t stamp[MAX_DEPTH + 1][256]
+
+    def __dealloc__(self):
+        cdef int i
+        for i in range(N_CLASSES):
+            free(self.free_lists[i])
+        free(self.entries)
+        free(self.node_block)
+        free(self.node_count)
+        free(self.node_class)
+        free(self.children)
+
+
+cdef inline uint64_t slot_of(uint64_t key, uint64_t mask) noexcept nogil:
+    """The home slot of a child link's key in a map of ``mask + 1`` slots (linear probing)."""
+    return ((key * 0x9E3779B97F4A7C15ULL) >> 20) & mask
+
+
+@cython.final
 cdef class CTWKernel(Kernel):
     """Byte-context CTW; ``predict()`` gives the full distribution over the alphabet.
 
@@ -258,6 +288,8 @@ cdef class CTWKernel(Kernel):
             if start == EMPTY:
                 while (1u << new_cls) < <uint32_t>self.code_bits:
                     new_cls += 1  # room for one whole path from the start
+            if new_cls >= N_CLASSES:
+                return EMPTY  # unreachable: a block holds at most 255 distinct decision nodes
             fresh = self._alloc_block(new_cls)
             if fresh == EMPTY:
                 return EMPTY
@@ -278,7 +310,7 @@ cdef class CTWKernel(Kernel):
         return start + count
 
     cdef inline uint64_t _slot(self, uint64_t key) noexcept nogil:
-        return ((key * 0x9E3779B97F4A7C15ULL) >> 20) & self.child_mask
+        return slot_of(key, self.child_mask)
 
     cdef uint32_t _child(self, uint32_t parent, int symbol) noexcept nogil:
         cdef uint64_t key = <uint64_t>parent * 256 + symbol + 1
@@ -576,53 +608,217 @@ cdef class CTWKernel(Kernel):
         return state
 
     def set_state(self, dict state):
-        """Trusted input: the tree's indices are not checked against its arrays."""
+        """Take a state from ``get_state`` -- untrusted input (a model file from anyone).
+
+        Every size is checked against the caps of this kernel's config, and the tree against
+        itself before anything of the kernel changes (:meth:`_check_tree`): blocks inside the
+        entry pool and disjoint from each other and from the free lists, block classes and
+        counts within their tables, entries' decision nodes, counts and ratios in range, child
+        links inside the node array, each node the child of exactly one older node (so the
+        tree is acyclic), every link findable by the hash probe, the walk's caches pointing at
+        live entries.
+
+        Raises:
+            ValueError: a missing entry, wrong type or shape, or an impossible tree (the
+                kernel is left as it was).
+            MemoryError: the arrays cannot be allocated.
+        """
         cdef int i
-        cdef uint64_t entries_used, entries_cap, nodes_used, nodes_cap, child_mask
-        Kernel.set_state(self, state)
+        cdef uint64_t entries_used, entries_cap, nodes_used, nodes_cap, child_mask, limit
+        take(state, "fallbacks", np.int64, ())
         sizes = [int(v) for v in take(state, "sizes", np.uint64, (12,))]
         entries_used, entries_cap, nodes_used, nodes_cap, child_mask = sizes[:5]
-        free_count = take(state, "free_count", np.uint64, (N_CLASSES,))
-        free_cap = take(state, "free_cap", np.uint64, (N_CLASSES,))
+        child_used, n_seen, path_len, tick, predicted, resets, out_of_memory = sizes[5:]
+        free_count = [int(v) for v in take(state, "free_count", np.uint64, (N_CLASSES,))]
+        free_cap = [int(v) for v in take(state, "free_cap", np.uint64, (N_CLASSES,))]
         if not (entries_used <= entries_cap <= self.entries_max and
                 1 <= nodes_used <= nodes_cap <= self.nodes_max and
                 (child_mask + 1) & child_mask == 0 and child_mask + 1 <= self.slots_max and
-                child_mask >= (1 << 15) - 1 and (free_count <= free_cap).all()):
+                child_mask >= (1 << 15) - 1 and child_used == nodes_used - 1 and
+                child_used * 2 <= child_mask + 1):
             raise ValueError("model state holds impossible tree sizes")
-        self._release()
-        self.entries = <Entry*>malloc(max(entries_cap, 1) * sizeof(Entry))
-        self.node_block = <uint32_t*>malloc(nodes_cap * sizeof(uint32_t))
-        self.node_count = <uint16_t*>malloc(nodes_cap * sizeof(uint16_t))
-        self.node_class = <uint8_t*>malloc(nodes_cap * sizeof(uint8_t))
-        self.children = <ChildSlot*>malloc((child_mask + 1) * sizeof(ChildSlot))
         for i in range(N_CLASSES):
-            self.free_lists[i] = NULL
-            self.free_count[i] = self.free_cap[i] = 0
+            # a class-i list holds at most entries_max / 2^i blocks; its array at most doubles
+            limit = 2 * (self.entries_max >> i) + 64
+            if not free_count[i] <= free_cap[i] <= limit:
+                raise ValueError("model state holds impossible free-list sizes")
+        if not (n_seen < (1 << 62) and 1 <= path_len <= min(self.depth, n_seen) + 1 and
+                1 <= tick < (1 << 62) and predicted <= 1):
+            raise ValueError("model state holds impossible counters")
+        if out_of_memory:
+            raise ValueError("model state records a failed allocation (it cannot code)")
+        history = np.frombuffer(take(state, "history", np.uint8, (sizeof(self.history),)),
+                                dtype=np.intc)
+        if history.min() < 0 or history.max() >= self.A:
+            raise ValueError("model state holds symbols outside the alphabet")
+        for name, size in (("path", sizeof(self.path)), ("q", sizeof(self.q)),
+                           ("leaf", sizeof(self.leaf)), ("where", sizeof(self.where)),
+                           ("stamp", sizeof(self.stamp))):
+            take(state, name, np.uint8, (size,))
+        take(state, "scratch", np.float64, (self.A,))
+        fresh = _Tree()
+        fresh.entries = <Entry*>malloc(max(entries_cap, 1) * sizeof(Entry))
+        fresh.node_block = <uint32_t*>malloc(nodes_cap * sizeof(uint32_t))
+        fresh.node_count = <uint16_t*>malloc(nodes_cap * sizeof(uint16_t))
+        fresh.node_class = <uint8_t*>malloc(nodes_cap * sizeof(uint8_t))
+        fresh.children = <ChildSlot*>malloc((child_mask + 1) * sizeof(ChildSlot))
+        for i in range(N_CLASSES):
+            fresh.free_lists[i] = NULL
             if free_cap[i]:
-                self.free_lists[i] = <uint32_t*>malloc(free_cap[i] * 4)
-                if self.free_lists[i] == NULL:
+                fresh.free_lists[i] = <uint32_t*>malloc(free_cap[i] * 4)
+                if fresh.free_lists[i] == NULL:
                     raise MemoryError("CTW: cannot allocate the context tree")
-                self.free_cap[i] = free_cap[i]
-        if (self.entries == NULL or self.node_block == NULL or self.node_count == NULL
-                or self.node_class == NULL or self.children == NULL):
-            self._allocate()
+        if (fresh.entries == NULL or fresh.node_block == NULL or fresh.node_count == NULL
+                or fresh.node_class == NULL or fresh.children == NULL):
             raise MemoryError("CTW: cannot allocate the context tree")
+        raw_set(fresh.entries, entries_used * sizeof(Entry), state, "entries")
+        raw_set(fresh.node_block, nodes_used * sizeof(uint32_t), state, "node_block")
+        raw_set(fresh.node_count, nodes_used * sizeof(uint16_t), state, "node_count")
+        raw_set(fresh.node_class, nodes_used, state, "node_class")
+        raw_set(fresh.children, (child_mask + 1) * sizeof(ChildSlot), state, "children")
+        for i in range(N_CLASSES):
+            raw_set(fresh.free_lists[i], free_count[i] * 4, state, f"free{i}")
+            fresh.free_count[i] = free_count[i]
+        raw_set(fresh.path, sizeof(self.path), state, "path")
+        raw_set(fresh.where, sizeof(self.where), state, "where")
+        raw_set(fresh.stamp, sizeof(self.stamp), state, "stamp")
+        self._check_tree(fresh, entries_used, nodes_used, child_mask, path_len, tick,
+                         predicted, history)
+        # Valid: the kernel takes the checked arrays (nothing of it changed before here).
+        Kernel.set_state(self, state)
+        self._release()
+        self.entries, fresh.entries = fresh.entries, NULL
+        self.node_block, fresh.node_block = fresh.node_block, NULL
+        self.node_count, fresh.node_count = fresh.node_count, NULL
+        self.node_class, fresh.node_class = fresh.node_class, NULL
+        self.children, fresh.children = fresh.children, NULL
+        for i in range(N_CLASSES):
+            self.free_lists[i], fresh.free_lists[i] = fresh.free_lists[i], NULL
+            self.free_count[i], self.free_cap[i] = free_count[i], free_cap[i]
         self.entries_cap, self.nodes_cap, self.child_mask = entries_cap, nodes_cap, child_mask
         self.entries_used, self.nodes_used = entries_used, nodes_used
         (self.child_used, self.n_seen, self.path_len, self.tick, self.predicted, self.resets,
-         self.out_of_memory) = sizes[5:]
-        raw_set(self.entries, entries_used * sizeof(Entry), state, "entries")
-        raw_set(self.node_block, nodes_used * sizeof(uint32_t), state, "node_block")
-        raw_set(self.node_count, nodes_used * sizeof(uint16_t), state, "node_count")
-        raw_set(self.node_class, nodes_used, state, "node_class")
-        raw_set(self.children, (child_mask + 1) * sizeof(ChildSlot), state, "children")
-        for i in range(N_CLASSES):
-            raw_set(self.free_lists[i], free_count[i] * 4, state, f"free{i}")
-            self.free_count[i] = free_count[i]
+         self.out_of_memory) = child_used, n_seen, path_len, tick, predicted, resets, \
+            out_of_memory
+        memcpy(self.path, fresh.path, sizeof(self.path))
+        memcpy(self.where, fresh.where, sizeof(self.where))
+        memcpy(self.stamp, fresh.stamp, sizeof(self.stamp))
         raw_set(self.history, sizeof(self.history), state, "history")
-        raw_set(self.path, sizeof(self.path), state, "path")
         raw_set(self.q, sizeof(self.q), state, "q")
         raw_set(self.leaf, sizeof(self.leaf), state, "leaf")
-        raw_set(self.where, sizeof(self.where), state, "where")
-        raw_set(self.stamp, sizeof(self.stamp), state, "stamp")
         put(self.scratch, state, "scratch")
+
+    cdef int _check_tree(self, _Tree t, uint64_t entries_used, uint64_t nodes_used,
+                         uint64_t child_mask, uint64_t path_len, uint64_t tick,
+                         uint64_t predicted, history) except -1:
+        """Raise ValueError unless ``t`` is a tree this kernel could have built (see
+        :meth:`set_state`).  Linear in the arrays' sizes (plus one sort of the blocks)."""
+        cdef uint64_t n_nodes = 1u << self.code_bits, i, j, k, size, start, count, n_blocks
+        cdef uint64_t key, home, parent, child, run, n_keys = 0
+        cdef int cls, d
+        cdef uint8_t seen[256]
+        cdef const Entry* e
+        n_blocks = nodes_used
+        for cls in range(N_CLASSES):
+            n_blocks += t.free_count[cls]
+        block_start = np.empty(n_blocks, dtype=np.uint64)
+        block_size = np.empty_like(block_start)
+        cdef uint64_t[::1] starts = block_start, sizes = block_size
+        n_blocks = 0
+        for i in range(nodes_used):  # the live blocks and their entries
+            start, count, cls = t.node_block[i], t.node_count[i], t.node_class[i]
+            if cls >= N_CLASSES:
+                raise ValueError("model state holds an impossible block class")
+            if start == EMPTY:
+                if count:
+                    raise ValueError("model state holds entries of a context without a block")
+                continue
+            size = 1u << cls
+            if count > size or start + size > entries_used:
+                raise ValueError("model state holds a block outside the entry pool")
+            starts[n_blocks], sizes[n_blocks] = start, size
+            n_blocks += 1
+            memset(seen, 0, sizeof(seen))
+            for j in range(start, start + count):
+                e = &t.entries[j]
+                if e.node < 1 or e.node >= n_nodes or seen[e.node]:
+                    raise ValueError("model state holds an impossible decision node")
+                seen[e.node] = 1
+                if (<uint32_t>e.count0 + e.count1 > self.count_limit or e.count0 > 65534 or
+                        e.count1 > 65534 or not (BETA_MIN <= e.beta <= BETA_MAX)):
+                    raise ValueError("model state holds impossible counts")
+        for cls in range(N_CLASSES):  # the free blocks
+            size = 1u << cls
+            for j in range(t.free_count[cls]):
+                start = t.free_lists[cls][j]
+                if start + size > entries_used:
+                    raise ValueError("model state holds a free block outside the entry pool")
+                starts[n_blocks], sizes[n_blocks] = start, size
+                n_blocks += 1
+        order = np.argsort(block_start[:n_blocks], kind="stable")
+        first = block_start[:n_blocks][order]
+        ends = first + block_size[:n_blocks][order]
+        if n_blocks > 1 and (first[1:n_blocks] < ends[0:n_blocks - 1]).any():
+            raise ValueError("model state holds overlapping blocks")
+        # The child map: every link findable, from an older node to a younger one, each node
+        # (but the root) the child of exactly one link.
+        parents = np.zeros(nodes_used, dtype=np.uint8)
+        cdef uint8_t[::1] has_parent = parents
+        k = 0
+        while k <= child_mask and t.children[k].key != 0:
+            k += 1
+        if k > child_mask:
+            raise ValueError("model state holds a full child map")
+        run = 0
+        for j in range(1, child_mask + 2):
+            i = (k + j) & child_mask
+            key = t.children[i].key
+            if key == 0:
+                run = 0
+                continue
+            run += 1
+            n_keys += 1
+            home = slot_of(key, child_mask)  # in the state's map, not this kernel's
+            if ((i - home) & child_mask) >= run:
+                raise ValueError("model state holds a child link the map cannot find")
+            parent, child = (key - 1) >> 8, t.children[i].node
+            if (parent >= nodes_used or <int64_t>((key - 1) & 255) >= self.A or
+                    child >= nodes_used or child <= parent or has_parent[child]):
+                raise ValueError("model state holds an impossible child link")
+            has_parent[child] = 1
+        if n_keys != nodes_used - 1:
+            raise ValueError("model state holds a child map of the wrong size")
+        # The walk's caches: the path, and the entries it found when a prediction is pending.
+        # Without a pending prediction the next step walks the tree again: path and cache
+        # are not read.
+        if predicted and t.path[0] != 0:
+            raise ValueError("model state holds an impossible context path")
+        for d in range(1, path_len if predicted else 1):  # path[d] = child(path[d-1], ...)
+            key = <uint64_t>t.path[d - 1] * 256 + <uint64_t>history[d - 1] + 1
+            i = slot_of(key, child_mask)
+            while t.children[i].key != 0 and t.children[i].key != key:
+                i = (i + 1) & child_mask  # ends: the map has an empty slot (checked above)
+            if t.children[i].key != key or t.children[i].node != t.path[d]:
+                raise ValueError("model state holds an impossible context path")
+        for d in range(MAX_DEPTH + 1):
+            for j in range(256):
+                if t.stamp[d][j] > tick:
+                    raise ValueError("model state holds an impossible cache stamp")
+                if predicted and t.stamp[d][j] == tick:
+                    if d >= <int>path_len:
+                        raise ValueError("model state holds an impossible cache stamp")
+                    start = t.node_block[t.path[d]]
+                    if (start == EMPTY or not start <= t.where[d][j] <
+                            start + t.node_count[t.path[d]] or
+                            t.entries[t.where[d][j]].node != j):
+                        raise ValueError("model state holds an impossible cache entry")
+        if predicted:  # and every entry of the path is in the cache (else update adds twins)
+            for d in range(path_len):
+                start = t.node_block[t.path[d]]
+                if start == EMPTY:
+                    continue
+                for j in range(start, start + t.node_count[t.path[d]]):
+                    if (t.stamp[d][t.entries[j].node] != tick or
+                            t.where[d][t.entries[j].node] != j):
+                        raise ValueError("model state holds an incomplete cache")
+        return 0

@@ -38,7 +38,7 @@ from libc.stdint cimport int64_t, uint64_t
 from seqzip._kernels.detmath cimport det_exp, det_log, det_logistic, det_softmax, det_tanh
 from seqzip._kernels.online cimport OnlineNetwork
 
-from seqzip._core import put, take
+from seqzip._core import take
 from seqzip._kernels.prng cimport splitmix64, splitmix_uniform
 from seqzip._kernels.qd cimport cholesky_solve, qd_solve
 
@@ -443,15 +443,22 @@ cdef class OnlineGLNN(OnlineNetwork):
         return state
 
     def set_state(self, dict state):
-        OnlineNetwork.set_state(self, state)
+        """``OnlineNetwork.set_state`` plus the graph (every edge from a unit of the network),
+        the arrays' types and shapes and the counters, all checked before anything changes."""
         counters = take(state, "glnn_counters", np.int64, (2,))
         incoming = take(state, "incoming", np.int64, np.asarray(self.incoming).shape)
         if incoming.min() < 0 or incoming.max() > self.n_units:
             raise ValueError("model state holds edges from units the network lacks")
-        for name, mv in self._arrays():
-            put(mv, state, name)
+        if counters.min() < 0:
+            raise ValueError("model state holds impossible counters")
+        arrays = [(mv, take(state, name, np.asarray(mv).dtype, np.asarray(mv).shape))
+                  for name, mv in self._arrays()]
+        rate_tau = float(take(state, "rate_tau", np.float64, ()))
+        OnlineNetwork.set_state(self, state)
+        for mv, value in arrays:
+            np.asarray(mv)[...] = value
         self.steps_kept, self.steps_undone = counters[0], counters[1]
-        self.rate_tau = float(take(state, "rate_tau", np.float64, ()))
+        self.rate_tau = rate_tau
 
     def _arrays(self):
         return [("incoming", self.incoming), ("w", self.w), ("tau", self.tau),

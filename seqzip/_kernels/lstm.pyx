@@ -37,7 +37,7 @@ from libc.stdint cimport int64_t
 from seqzip._kernels.detmath cimport det_log, det_logistic, det_softmax, det_tanh
 from seqzip._kernels.online cimport OnlineNetwork
 
-from seqzip._core import put, take
+from seqzip._core import take
 from seqzip._kernels.ortho cimport ortho_penalty
 from seqzip._kernels.qd cimport qd_coordinate
 
@@ -569,11 +569,18 @@ cdef class OnlineRNN(OnlineNetwork):
         return state
 
     def set_state(self, dict state):
-        OnlineNetwork.set_state(self, state)
+        """``OnlineNetwork.set_state`` plus the step count and Adam's bias corrections
+        (beta^t, in [0, 1]) and the arrays' types and shapes, checked before anything
+        changes."""
         steps = int(take(state, "rnn_steps", np.int64, ()))
         b1t, b2t = take(state, "rnn_bias_corrections", np.float64, (2,))
-        for name, mv in self._arrays():
-            put(mv, state, name)
+        if steps < 0 or not (0.0 <= b1t <= 1.0 and 0.0 <= b2t <= 1.0):
+            raise ValueError("model state holds impossible step counters")
+        arrays = [(mv, take(state, name, np.float64, np.asarray(mv).shape))
+                  for name, mv in self._arrays()]
+        OnlineNetwork.set_state(self, state)
+        for mv, value in arrays:
+            np.asarray(mv)[...] = value
         self.steps, self.b1t, self.b2t = steps, b1t, b2t
 
     def _arrays(self):

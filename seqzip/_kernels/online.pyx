@@ -38,7 +38,7 @@ from libc.stdlib cimport free, malloc
 
 from seqzip._core cimport (STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel,
                            keep_exception)
-from seqzip._core import nested, put, take
+from seqzip._core import nested, take
 from seqzip._kernels.mixing cimport (expert_logs, floor_mix, gate_step, mixed_softmax,
                                      writing_step)
 
@@ -249,19 +249,30 @@ cdef class OnlineNetwork(Kernel):
         return state
 
     def set_state(self, dict state):
+        """Take a state from ``get_state`` -- untrusted input: counters and the ring's symbols
+        in range and every array of the right type and shape, checked before this kernel's
+        arrays change (each expert checks its own state the same way).  A family calls it
+        after checking its own part.
+
+        Raises:
+            ValueError: a missing entry, wrong type or shape, or an impossible value.
+        """
         cdef Py_ssize_t e
-        Kernel.set_state(self, state)
+        take(state, "fallbacks", np.int64, ())
         counters = take(state, "counters", np.int64, (4,))
         if not (0 <= counters[0] <= self.window and 0 <= counters[1] < self.window and
                 0 <= counters[2] and 0 <= counters[3] <= 1):
             raise ValueError("model state holds impossible counters")
-        for name, mv in self._network_arrays():
-            put(mv, state, name)
-        ring = np.asarray(self.ring_symbols)
+        arrays = [(mv, take(state, name, np.asarray(mv).dtype, np.asarray(mv).shape))
+                  for name, mv in self._network_arrays()]
+        ring = take(state, "ring_symbols", np.int64, (self.window,))
         if ring.min() < 0 or ring.max() >= self.A:
             raise ValueError("model state holds symbols outside the alphabet")
         for e in range(self.n_experts):
             self.experts[e].set_state(nested(state, f"expert{e}."))
+        Kernel.set_state(self, state)
+        for mv, value in arrays:
+            np.asarray(mv)[...] = value
         self.filled, self.pos, self.since = counters[0], counters[1], counters[2]
         self.predicted = counters[3]
 

@@ -18,7 +18,7 @@ from libc.stdint cimport uint16_t, uint32_t
 
 from seqzip._core cimport STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel
 
-from seqzip._core import put, take
+from seqzip._core import take
 
 
 cdef inline void _blend(const uint16_t* counts, uint32_t total, uint32_t distinct,
@@ -159,14 +159,37 @@ cdef class Order2Kernel(Kernel):
         return state
 
     def set_state(self, dict state):
-        Kernel.set_state(self, state)
+        """Take a state from ``get_state`` -- untrusted input: the last two symbols inside the
+        alphabet, every count below the count limit, each context's total and number of
+        distinct symbols equal to its counts' (what ``_count`` keeps), all checked before
+        anything changes.
+
+        Raises:
+            ValueError: a missing entry, wrong type or shape, or impossible counts.
+        """
+        cdef Py_ssize_t A = self.A
+        take(state, "fallbacks", np.int64, ())
         prev = take(state, "prev", np.int64, (4,))
-        if not (0 <= prev[0] < self.A and 0 <= prev[1] < self.A and prev[2] >= 0 and
-                prev[3] >= 0):
+        if not (0 <= prev[0] < A and 0 <= prev[1] < A):
             raise ValueError("model state holds an impossible context")
+        tables = {name: take(state, name, np.asarray(mv).dtype, np.asarray(mv).shape)
+                  for name, mv in (("c0", self.c0), ("c1", self.c1), ("c2", self.c2),
+                                   ("n1", self.n1), ("u1", self.u1), ("n2", self.n2),
+                                   ("u2", self.u2))}
+        levels = [(tables["c0"].reshape(1, A), np.array([prev[2]]), np.array([prev[3]]))]
+        if self.order >= 1:
+            levels.append((tables["c1"].reshape(A, A), tables["n1"], tables["u1"]))
+        if self.order >= 2:
+            levels.append((tables["c2"].reshape(A * A, A), tables["n2"], tables["u2"]))
+        for counts, totals, distinct in levels:
+            if (counts.max() >= self.count_limit or
+                    (counts.sum(axis=1, dtype=np.int64) != totals).any() or
+                    ((counts != 0).sum(axis=1) != distinct).any()):
+                raise ValueError("model state holds impossible counts")
+        Kernel.set_state(self, state)
         for name, mv in (("c0", self.c0), ("c1", self.c1), ("c2", self.c2), ("n1", self.n1),
                          ("u1", self.u1), ("n2", self.n2), ("u2", self.u2)):
-            put(mv, state, name)
+            np.asarray(mv)[...] = tables[name]
         self.prev1, self.prev2 = prev[0], prev[1]
         self.n0, self.u0 = prev[2], prev[3]
 

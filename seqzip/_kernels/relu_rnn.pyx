@@ -40,7 +40,7 @@ from seqzip._kernels.detmath cimport det_log, det_softmax
 from seqzip._kernels.online cimport OnlineNetwork
 from seqzip._kernels.ortho cimport ortho_penalty, ortho_pretrain, ortho_residual
 
-from seqzip._core import put, take
+from seqzip._core import take
 
 OPTIMIZERS = ("path-sgd", "sgd")
 
@@ -51,9 +51,12 @@ def layout(Py_ssize_t n, Py_ssize_t A):
     return {"E": (A, n), "b": (n,), "R": (n, n), "Wo": (n + 1, A)}
 
 
-def oinit_matrix(double[:, ::1] M, double rate=0.1, double tol=1e-6, long max_steps=100000):
+def oinit_matrix(double[:, ::1] M, double rate=0.1, double tol=1e-6, long max_steps=100000,
+                 bint must_converge=True):
     """OINIT in place on a square matrix (002 eq. 17-18): gradient descent on
-    ||M M^T - I||_F^2 until below ``tol``; returns the steps taken.
+    ||M M^T - I||_F^2 until below ``tol``; returns the steps taken.  After ``max_steps``
+    steps it raises ValueError, or with ``must_converge=False`` stops there and returns -1 (M
+    as far as the descent got: a model's step budget, the same on both sides).
 
         >>> M = 0.1 * np.random.default_rng(0).standard_normal((8, 8))
         >>> steps = oinit_matrix(M)
@@ -68,7 +71,7 @@ def oinit_matrix(double[:, ::1] M, double rate=0.1, double tol=1e-6, long max_st
     cdef long steps
     with nogil:
         steps = ortho_pretrain(&M[0, 0], n, n, rate, tol, max_steps, &d[0], &g[0])
-    if steps < 0:
+    if steps < 0 and must_converge:
         raise ValueError(f"OINIT did not converge in {max_steps} steps")
     return steps
 
@@ -372,12 +375,16 @@ cdef class OnlineReLURNN(OnlineNetwork):
         return state
 
     def set_state(self, dict state):
-        OnlineNetwork.set_state(self, state)
+        """``OnlineNetwork.set_state`` plus the step count and the arrays' types and shapes,
+        checked before anything changes."""
         steps = int(take(state, "relu_steps", np.int64, ()))
         if steps < 0:
             raise ValueError("model state holds a negative step count")
-        for name, mv in self._arrays():
-            put(mv, state, name)
+        arrays = [(mv, take(state, name, np.float64, np.asarray(mv).shape))
+                  for name, mv in self._arrays()]
+        OnlineNetwork.set_state(self, state)
+        for mv, value in arrays:
+            np.asarray(mv)[...] = value
         self.steps = steps
 
     def _arrays(self):

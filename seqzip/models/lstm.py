@@ -25,6 +25,7 @@ from .._kernels.relu_rnn import oinit_matrix
 from .._kernels.prng import normal_stream
 from .base import Model, check_output_layer, check_range
 from .experts import experts_memory, make_experts, parse_experts
+from .relu_rnn import oinit_steps
 
 CELLS = ("lstm", "mlstm", "mrnn")
 OPTIMIZERS = ("adam", "riemannian")
@@ -71,7 +72,8 @@ class RNNConfig:
     rate_beta: float = 1.0
     beta_eps: float = 300.0
     oinit: bool = False  # OINIT (002 Sect. II-A): the recurrent n x n blocks pre-trained by
-    # gradient descent on ||W W^T - I||_F^2 until below 1e-6 (after ``init``), in the kernel
+    # gradient descent on ||W W^T - I||_F^2 until below 1e-6 (after ``init``), in the kernel,
+    # within a step budget per header (relu_rnn.oinit_steps: about 2.5 CPU s at most)
     oinit_rate: float = 0.1  # its rate alpha_p (the paper's)
     open_penalty: float = 0.0  # OPEN (002 eq. 31): lambda of the penalty on every block
 
@@ -148,6 +150,7 @@ def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -
     layout = kernels.layout(cell, n, alphabet_size)
     total = sum(int(np.prod(s)) for s in layout.values())
     theta = config.init_std * normal_stream(seed, total)
+    blocks = sum(shape[1] // n for name, shape in layout.items() if name in ("R", "Wmh"))
     at = 0
     for name, shape in layout.items():
         size = int(np.prod(shape))
@@ -160,7 +163,8 @@ def initial_theta(cell: str, config: RNNConfig, alphabet_size: int, seed: int) -
                 if config.init == "orthogonal":
                     kernels.orthonormal_rows(square)
                 if config.oinit:
-                    oinit_matrix(square, config.oinit_rate)
+                    oinit_matrix(square, config.oinit_rate, max_steps=oinit_steps(n, blocks),
+                                 must_converge=False)
                 block[:, k * n:(k + 1) * n] = square
         at += size
     return theta

@@ -6,7 +6,8 @@ header's seed: E and the output weights N(0, init_std), R N(0, init_radius^2 / n
 zero.  The output weights
 do not start at zero as the LSTM's do: path-SGD divides each step by kappa, and with zero
 output weights every kappa but the output layer's is zero.  With ``oinit`` R is pre-trained
-towards orthogonality in the kernel (002 eq. 16-18) before the first symbol; with
+towards orthogonality in the kernel (002 eq. 16-18) before the first symbol, within a
+step budget per header (:func:`oinit_steps`); with
 ``open_penalty`` > 0 each step carries 002's penalty (eq. 31).
 
     >>> m = ReLURNNModel(ReLURNNConfig(hidden=8, window=8, interval=8, experts=""), b"abc", 1)
@@ -27,6 +28,21 @@ from .base import Model, check_output_layer, check_range
 from .experts import experts_memory, make_experts, parse_experts
 
 OPTIMIZERS = ("path-sgd", "sgd")
+# OINIT's work before the first symbol, bounded per header (issue 23): steps x n^3 summed over
+# a model's n x n blocks (one step costs about 1 ns x n^3 here, so about 2.5 CPU s at most;
+# a forged header asking for the slowest rate used to buy up to 1.5 CPU hours).  Within it
+# OINIT stops at 1e-6 as before; past it the blocks stay as far as the descent got.
+OINIT_WORK = 2_500_000_000
+OINIT_MAX_STEPS = 100_000
+
+
+def oinit_steps(n: int, blocks: int) -> int:
+    """OINIT's step budget per n x n block of a model with ``blocks`` such blocks.
+
+        >>> oinit_steps(16, 1), oinit_steps(320, 5)
+        (100000, 15)
+    """
+    return max(1, min(OINIT_MAX_STEPS, OINIT_WORK // (blocks * n ** 3)))
 _HIDDEN = {1: 16, 2: 24, 3: 32, 4: 48, 5: 64, 6: 96, 7: 128, 8: 160, 9: 192}
 _EXPERTS = {1: "order2", 2: "ctw3", 3: "ctw4+order2", 4: "ctw6+order2", 9: "ctw12+order2"}
 
@@ -112,7 +128,8 @@ def initial_theta(config: ReLURNNConfig, alphabet_size: int, seed: int) -> np.nd
             theta[at:at + size] *= config.init_radius / np.sqrt(n)
             if config.oinit:
                 R = np.ascontiguousarray(theta[at:at + size].reshape(n, n))
-                kernels.oinit_matrix(R, config.oinit_rate)
+                kernels.oinit_matrix(R, config.oinit_rate, max_steps=oinit_steps(n, 1),
+                                     must_converge=False)
                 theta[at:at + size] = R.ravel()
         else:
             theta[at:at + size] *= config.init_std
