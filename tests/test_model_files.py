@@ -339,3 +339,18 @@ def test_a_ctw_file_whose_child_map_has_grown_loads():
     assert int(state["sizes"][4]) + 1 > 1 << 15  # the map grew
     q = Predictor.from_bytes(p.to_bytes())
     assert (q.feed(b"the end of it") == p.feed(b"the end of it")).all()
+
+
+@pytest.mark.parametrize("model", ["ctw", "order2", "glnn", "lstm", "mlstm", "mrnn", "relu-rnn",
+                                   "cm"])
+def test_fresh_models_and_their_experts_pass_their_own_checks(model):
+    """A model that has seen nothing (its experts neither: a CTW tree that walked no path)
+    is a state a model can be in, so its file loads."""
+    from seqzip.predictor import Predictor
+
+    for level in (1, 6):
+        p = Predictor(model, level, alphabet=bytes(range(256)))
+        kernel = p._model.kernel
+        kernel.set_state(kernel.get_state())
+        q = Predictor.from_bytes(p.to_bytes())
+        assert (q.feed(b"abc") == p.feed(b"abc")).all()

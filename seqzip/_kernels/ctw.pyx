@@ -642,8 +642,9 @@ cdef class CTWKernel(Kernel):
             limit = 2 * (self.entries_max >> i) + 64
             if not free_count[i] <= free_cap[i] <= limit:
                 raise ValueError("model state holds impossible free-list sizes")
-        if not (n_seen < (1 << 62) and 1 <= path_len <= min(self.depth, n_seen) + 1 and
-                1 <= tick < (1 << 62) and predicted <= 1):
+        # a fresh tree has walked no path yet (path_len 0); a pending prediction has one
+        if not (n_seen < (1 << 62) and path_len <= min(self.depth, n_seen) + 1 and
+                (path_len >= 1 or not predicted) and 1 <= tick < (1 << 62) and predicted <= 1):
             raise ValueError("model state holds impossible counters")
         if out_of_memory:
             raise ValueError("model state records a failed allocation (it cannot code)")
