@@ -113,3 +113,52 @@ def test_dict_refuses_flags_that_contradict_the_model_file_and_only_those(tmp_pa
     for flags in ([], ["-2"], ["--model", "ctw", "--level", "2"]):
         result = run("--dict", str(tmp_path / "d.sqm"), "-f", *flags, str(src))
         assert result.exit_code == 0, result.output
+
+
+def _on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run the command line with its standard input on a pseudo-terminal."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "seqzip.cli", *args], stdin=follower,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    return done.returncode, done.stderr
+
+
+def test_no_arguments_on_a_terminal_is_one_line_not_the_help():
+    code, err = _on_a_terminal()
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "standard input is a terminal" in err and "--help" in err
+
+
+def test_decompressing_from_a_terminal_is_refused():
+    code, err = _on_a_terminal("-d")
+    assert code == 1 and "refusing to read compressed data from a terminal" in err
+
+
+def test_fast_best_and_capital_v_as_gzip_has_them(tmp_path):
+    src = tmp_path / "f.txt"
+    src.write_bytes(b"the cat sat on the mat " * 40)
+    fast = run("--fast", "-c", "--model", "order2", str(src)).stdout_bytes
+    assert fast == run("-1", "-c", "--model", "order2", str(src)).stdout_bytes
+    best = run("--best", "-c", "--model", "order2", str(src)).stdout_bytes
+    assert best == run("-9", "-c", "--model", "order2", str(src)).stdout_bytes
+    assert run("-V").output.startswith("seqzip ")
+
+
+def test_verbose_over_several_files_ends_with_a_total(tmp_path):
+    paths = []
+    for name, text in (("a.txt", b"aaaa bbbb " * 30), ("b.txt", b"cccc dddd " * 20)):
+        (tmp_path / name).write_bytes(text)
+        paths.append(str(tmp_path / name))
+    result = run("-v", "--model", "order2", *paths)
+    assert result.exit_code == 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("total of 2 files: compressed 500 ->")

@@ -102,9 +102,12 @@ class SeqzipGroup(click.Group):
         # gzip habits: anything that does not start with a command (or --help / --version)
         # is the main command's line: `seqzip f`, `seqzip -d f.sqz`, `cat f | seqzip`.
         to_main = bool(args) and args[0] not in self.commands and \
-            args[0] not in ("--help", "-h", "--version")
+            args[0] not in ("--help", "-h", "--version", "-V")
         if not args and not sys.stdin.isatty():
             to_main = True
+        elif not args:  # a terminal and nothing to do: one line, as gzip says it
+            raise click.UsageError("no FILES, and standard input is a terminal: give files to "
+                                   "compress, or pipe data in", ctx)
         if to_main:
             args = [MAIN_NAME, *args]
         return super().parse_args(ctx, args)
@@ -120,7 +123,7 @@ class SeqzipGroup(click.Group):
         with formatter.section("Options"):
             formatter.write_dl([record for record in records if record])
         with formatter.section("Other options"):
-            formatter.write_dl([("--version", "Show the version and exit."),
+            formatter.write_dl([("-V, --version", "Show the version and exit."),
                                 ("-h, --help", "Show this message and exit.")])
         self.format_commands(ctx, formatter)
         formatter.write_paragraph()
@@ -134,7 +137,8 @@ MAIN_NAME = "_main"
 
 @click.group(cls=SeqzipGroup, context_settings={"help_option_names": ["-h", "--help"]},
              invoke_without_command=False, no_args_is_help=True)
-@click.version_option(__version__, prog_name="seqzip", message="%(prog)s %(version)s")
+@click.version_option(__version__, "-V", "--version", prog_name="seqzip",
+                      message="%(prog)s %(version)s")
 def cli() -> None:
     """Lossless compression whose model is a sequence model trained while it codes.
 

@@ -100,6 +100,7 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
     if s.remove and (s.to_stdout or s.output == "-"):
         raise click.UsageError("--rm cannot be used when writing to standard output")
     failed = False
+    totals = [0, 0, 0, 0.0]  # files, original bytes, compressed bytes, seconds (-v)
     for path in files:
         try:
             out_path = None if discard else s.output if s.output is not None else (
@@ -109,6 +110,10 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
             if out_path == "-" and binary_out and sys.stdout.isatty() and not s.force:
                 raise UserError("refusing to write compressed data to a terminal "
                                 "(use -o, redirect, or -f)")
+            if path == "-" and not binary_out and sys.stdin is not None and \
+                    sys.stdin.isatty() and not s.force:
+                raise UserError("refusing to read compressed data from a terminal (give a "
+                                "file, redirect, or -f)")
             if path != "-" and not os.path.exists(path):
                 raise UserError(f"{path}: no such file")
             if out_path not in (None, "-") and path != "-" and os.path.exists(out_path) \
@@ -133,6 +138,8 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
             seconds = time.perf_counter() - start
             if s.verbose:
                 click.echo(_summary(path, out_path, verb, *sizes, seconds), err=True)
+                totals = [totals[0] + 1, totals[1] + sizes[0], totals[2] + sizes[1],
+                          totals[3] + seconds]
             if s.remove and path != "-" and out_path is not None:
                 os.unlink(path)
         except BrokenPipeError:
@@ -140,6 +147,8 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
         except (UserError, SeqzipError, ValueError, OSError, MemoryError) as exc:
             _report(path, exc)
             failed = True
+    if s.verbose and totals[0] > 1:
+        click.echo(_summary(f"total of {totals[0]} files", None, verb, *totals[1:]), err=True)
     return 1 if failed else 0
 
 
@@ -157,7 +166,7 @@ def _report(path: str, exc: BaseException) -> None:
 def _summary(path: str, out_path: str | None, verb: str, original: int, compressed: int,
              seconds: float) -> str:
     """The -v line: sizes, ratio as zstd shows it, bits per character, speed."""
-    name = "stdin" if path == "-" else path
+    name = "stdin" if path == "-" else path  # or "total of N files"
     target = {None: "", "-": " -> stdout"}.get(out_path, f" -> {out_path}")
     ratio = original / compressed if compressed else 0.0
     bpc = 8 * compressed / original if original else 0.0

@@ -62,12 +62,18 @@ class _LevelsOption(click.Option):
 
 
 def level_options(func: Callable) -> Callable:
-    """Add -1 .. -9 and --level, all setting `level`.
+    """Add -1 .. -9, --fast (-1), --best (-9) and --level, all setting `level`.
 
         >>> show = level_options(click.command()(lambda level: print(level)).callback)
         >>> click.command()(show).main(["-9"], standalone_mode=False)
         9
+        >>> click.command()(show).main(["--fast"], standalone_mode=False)
+        1
     """
+    func = click.option("--best", "level", flag_value=9, type=int,
+                        help="The strongest level (-9), as gzip's --best.")(func)
+    func = click.option("--fast", "level", flag_value=1, type=int,
+                        help="The fastest level (-1), as gzip's --fast.")(func)
     for n in range(9, 0, -1):
         func = click.option(f"-{n}", "level", flag_value=n, type=int, hidden=n != 1,
                             cls=_LevelsOption if n == 1 else click.Option)(func)
