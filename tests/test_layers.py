@@ -24,7 +24,7 @@ LAYERS = [
     ("coding", ["seqzip.coder", "seqzip.container", "seqzip.pieceset"]),
     ("models", ["seqzip.models"]),
     ("kernels", ["seqzip._core", "seqzip._kernels"]),
-    ("foundation", ["seqzip.errors", "seqzip.corpora", "seqzip.reference"]),
+    ("foundation", ["seqzip.errors", "seqzip.levels", "seqzip.corpora", "seqzip.reference"]),
 ]
 # the NumPy references define the algorithms for tests and docs, and the offline trainers run
 # their step rules; nothing on the coding path may depend on them
@@ -35,7 +35,7 @@ ONLY_FOR = {"seqzip.reference": ("research",)}
 CLI_MAY_IMPORT = ("seqzip.cli", "seqzip.api", "seqzip.predictor", "seqzip.streaminfo",
                   "seqzip.cluster",
                   "seqzip.baselines", "seqzip.bench", "seqzip.research", "seqzip.errors",
-                  "seqzip.corpora")
+                  "seqzip.corpora", "seqzip.levels")
 
 
 def layer_of(module: str) -> int | None:

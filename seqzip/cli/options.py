@@ -13,12 +13,10 @@ from typing import Callable
 
 import click
 
+from ..levels import DEFAULT_LEVEL, DEFAULT_MODEL, MAX_LEVEL, MIN_LEVEL
 from .failures import UserError, describe
 
 SUFFIX = ".sqz"
-# Mirrors seqzip.models.DEFAULT_MODEL and DEFAULT_LEVEL, which import numpy; tests tie them.
-DEFAULT_MODEL = "cm"
-DEFAULT_LEVEL = 6
 # Mirror seqzip.Limits()'s defaults (a test ties them): what a stream may ask of the decoder.
 DEFAULT_MAX_LENGTH = "256G"
 DEFAULT_MAX_MEMORY = "2G"
@@ -65,19 +63,20 @@ def level_options(func: Callable) -> Callable:
     """Add -1 .. -9, --fast (-1), --best (-9) and --level, all setting `level`.
 
         >>> show = level_options(click.command()(lambda level: print(level)).callback)
-        >>> click.command()(show).main(["-9"], standalone_mode=False)
+        >>> command = click.command()(show)
+        >>> command.main(["-9"], standalone_mode=False)
         9
-        >>> click.command()(show).main(["--fast"], standalone_mode=False)
+        >>> command.main(["--fast"], standalone_mode=False)
         1
     """
-    func = click.option("--best", "level", flag_value=9, type=int,
+    func = click.option("--best", "level", flag_value=MAX_LEVEL, type=int,
                         help="The strongest level (-9), as gzip's --best.")(func)
-    func = click.option("--fast", "level", flag_value=1, type=int,
+    func = click.option("--fast", "level", flag_value=MIN_LEVEL, type=int,
                         help="The fastest level (-1), as gzip's --fast.")(func)
-    for n in range(9, 0, -1):
+    for n in range(MAX_LEVEL, MIN_LEVEL - 1, -1):
         func = click.option(f"-{n}", "level", flag_value=n, type=int, hidden=n != 1,
                             cls=_LevelsOption if n == 1 else click.Option)(func)
-    return click.option("--level", "level", type=click.IntRange(1, 9), default=DEFAULT_LEVEL,
+    return click.option("--level", "level", type=click.IntRange(MIN_LEVEL, MAX_LEVEL), default=DEFAULT_LEVEL,
                         show_default=True, help="Compression level (same as -N).")(func)
 
 

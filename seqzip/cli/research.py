@@ -9,6 +9,7 @@ import click
 
 from .app import cli
 from .failures import UserError
+from ..levels import MAX_LEVEL, MIN_LEVEL
 from .options import DEFAULT_LEVEL, DEFAULT_MODEL, MODEL_GUIDE, load_dictionary, typical_speed
 from .outputs import atomic_output
 from .progress import Progress, coded_since_now
@@ -20,7 +21,7 @@ from .progress import Progress, coded_since_now
               help="Model file to write (.sqm).")
 @click.option("--model", "model", type=click.Choice(list(MODEL_GUIDE)), default=None,
               help=f"Model family of the dictionary [default: {DEFAULT_MODEL}].")
-@click.option("--level", type=click.IntRange(1, 9), default=DEFAULT_LEVEL, show_default=True,
+@click.option("--level", type=click.IntRange(MIN_LEVEL, MAX_LEVEL), default=DEFAULT_LEVEL, show_default=True,
               help="The family's level (its size).")
 @click.option("--validation", "validation_path", type=click.Path(exists=True, dir_okay=False),
               help="Validation file: early stopping of the offline fits, and scored at the "

@@ -17,10 +17,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..levels import DEFAULT_MODEL
 from .base import (DEFAULT_LEVEL, LEVELS, Model, config_from_bytes, config_from_header,
                    config_to_bytes, config_to_header, levels_of_config, preset)
-
-DEFAULT_MODEL = "cm"
 
 
 @dataclass(frozen=True)

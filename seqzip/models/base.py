@@ -27,8 +27,7 @@ C = TypeVar("C")
 
 MAX_CONFIG_DEPTH = 4  # a config is a flat JSON array: nesting means a corrupt or hostile header
 # The levels every family offers (1 fast ... 9 strong) and the default: written here only.
-LEVELS = range(1, 10)
-DEFAULT_LEVEL = 6
+from ..levels import DEFAULT_LEVEL, LEVELS  # noqa: F401  (DEFAULT_LEVEL: re-exported)
 
 
 class Model:
