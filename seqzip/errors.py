@@ -92,7 +92,7 @@ class TruncatedError(SeqzipError, EOFError, ValueError):
 
 class DictionaryError(SeqzipError):
     """The stream was coded from a model file (``--dict``) that was not given, or another one
-    was given.
+    was given; or a model file is not valid (:class:`ModelFileError`).
 
         >>> import seqzip
         >>> from seqzip.predictor import Predictor
@@ -101,6 +101,20 @@ class DictionaryError(SeqzipError):
         Traceback (most recent call last):
         ...
         seqzip.errors.DictionaryError: stream was coded with model file ...
+    """
+
+
+class ModelFileError(DictionaryError, ValueError):
+    """A model file (``.sqm``) is not one this build can load: not a model file, a checksum
+    mismatch, malformed metadata, an array larger than declared, or a state no model could
+    have reached (an index, count or link out of range).  Model files are untrusted input:
+    loading one checks everything before using it.  Also a ``ValueError`` (a bad argument).
+
+        >>> from seqzip.predictor import Predictor
+        >>> Predictor.from_bytes(b"PK\\x03\\x04" + bytes(100))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.ModelFileError: not a seqzip model file
     """
 
 

@@ -21,14 +21,19 @@ then every array of its kernel (weights, optimiser and metric state, recurrent s
 experts' tables), each zlib-compressed, and a SHA-256 of all of it.  ``seqzip compress --dict``
 starts coding from such a state; the stream's header names the file by its hash.
 
-Model files are trusted input, like pickles: :meth:`Predictor.load` checks the checksum, the
-family, the shapes and types of the arrays, but not every index inside a context tree.
+Model files are untrusted input, like compressed streams: :meth:`Predictor.from_bytes`
+checks the checksum, the metadata, each array's size before inflating it, and every index,
+count and link of the kernel's state, and raises :class:`~seqzip.errors.ModelFileError` (a
+``DictionaryError``) for anything a model could not have written.  A model file holds numbers
+only: loading one runs no code from it.  What it can do is cost time and memory up to what
+its config declares (the same bounds as a stream header's config), and predict badly.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import math
 import os
 import struct
 import zlib
@@ -37,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._core import BITS, SCORE, distribution, distributions, run
+from .errors import ModelFileError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, check_level, config_from_bytes,
                      config_to_bytes, create, spec_by_name)
 
@@ -417,62 +423,44 @@ class Predictor:
     def from_bytes(cls, data: bytes) -> "Predictor":
         """Rebuild a predictor from :meth:`to_bytes` output.
 
+        A model file is untrusted input: each kernel's ``set_state`` checks every index,
+        count and position of the state before it writes any of it.
+
         Raises:
-            ValueError: not a model file, a checksum mismatch, an unknown family or version,
-                or a state that does not fit the model.
+            ModelFileError: (a ``DictionaryError`` and a ``ValueError``) not a model file, a
+                checksum mismatch, an unknown family or version, or a state that does not fit
+                the model or that no model could reach.
         """
         data = memoryview(data).tobytes()
         if data[:4] == RECIPE_MAGIC:
             return _from_recipe(cls, data)
         if len(data) < 5 + 32 or data[:4] != MODEL_MAGIC:
-            raise ValueError("not a seqzip model file")
+            raise ModelFileError("not a seqzip model file")
         if data[4] != MODEL_VERSION:
-            raise ValueError(f"model file version {data[4]} is not readable by this seqzip "
-                             f"(reads {MODEL_VERSION})")
+            raise ModelFileError(f"model file version {data[4]} is not readable by this "
+                                 f"seqzip (reads {MODEL_VERSION})")
         body = data[:-32]
         if hashlib.sha256(body).digest() != data[-32:]:
-            raise ValueError("model file checksum mismatch (corrupt file)")
+            raise ModelFileError("model file checksum mismatch (corrupt file)")
         try:
-            at = 5
-            (meta_len,) = struct.unpack_from("<I", body, at)
-            at += 4
+            (meta_len,) = struct.unpack_from("<I", body, 5)
             if meta_len > MAX_META:
                 raise ValueError("model file metadata too large")
-            meta = json.loads(body[at:at + meta_len].decode("utf-8"))
-            at += meta_len
-            (count,) = struct.unpack_from("<I", body, at)
-            at += 4
-            state = {}
-            for _ in range(count):
-                (key_len,) = struct.unpack_from("<H", body, at)
-                name = body[at + 2:at + 2 + key_len].decode("utf-8")
-                at += 2 + key_len
-                dtype_len, ndim, raw_len, stored_len = _ENTRY.unpack_from(body, at)
-                at += _ENTRY.size
-                dtype = np.dtype(body[at:at + dtype_len].decode("ascii"))
-                at += dtype_len
-                if dtype.hasobject or ndim > 8:
-                    raise ValueError("model file holds an unsupported array")
-                shape = struct.unpack_from(f"<{ndim}Q", body, at)
-                at += 8 * ndim
-                raw = zlib.decompress(body[at:at + stored_len], bufsize=max(raw_len, 1))
-                at += stored_len
-                if len(raw) != raw_len or raw_len != int(np.prod(shape)) * dtype.itemsize:
-                    raise ValueError(f"model file entry {name!r} has the wrong size")
-                state[name] = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-            if at != len(body):
-                raise ValueError("model file has trailing bytes")
-            spec = spec_by_name(meta["model"])
-            config = config_from_bytes(spec.config_class, meta["config"].encode("ascii"))
-            predictor = cls(meta["model"], alphabet=bytes(meta["alphabet"]),
-                            seed=int(meta["seed"]), config=config)
+            meta = _read_meta(body[9:9 + meta_len])
+            config = config_from_bytes(spec_by_name(meta["model"]).config_class,
+                                       meta["config"].encode("ascii"))
+            budget = 2 * config.memory_bytes(len(meta["alphabet"])) + STATE_SLACK
+            state = _read_arrays(body, 9 + meta_len, budget)
+            predictor = cls(meta["model"], alphabet=meta["alphabet"], seed=meta["seed"],
+                            config=config)
             predictor.kernel.set_state(state)
-        except (struct.error, KeyError, TypeError, UnicodeDecodeError, zlib.error,
-                json.JSONDecodeError, OverflowError) as exc:
-            raise ValueError(f"not a valid seqzip model file: {exc}") from None
-        predictor.symbols = int(meta.get("symbols", 0))
-        predictor.bits = float(meta.get("bits", 0.0))
-        predictor.info = dict(meta.get("info") or {})
+        except ModelFileError:
+            raise
+        except (ValueError, struct.error, KeyError, TypeError, UnicodeError, zlib.error,
+                OverflowError, RecursionError) as exc:
+            raise ModelFileError(f"not a valid seqzip model file: {exc}") from None
+        predictor.symbols, predictor.bits = meta["symbols"], meta["bits"]
+        predictor.info = meta["info"]
         return predictor
 
     @classmethod
@@ -585,3 +573,65 @@ def _draw(p: np.ndarray, rng: np.random.Generator, temperature: float) -> int:
     q = np.exp(logp)
     q /= q.sum()
     return int(min(np.searchsorted(np.cumsum(q), rng.random(), side="right"), len(q) - 1))
+
+
+STATE_SLACK = 4 << 20  # bytes of state arrays allowed beyond twice the config's memory bound
+
+
+def _read_meta(raw: bytes) -> dict:
+    """A model file's metadata, each field of its type and range (ValueError otherwise)."""
+    meta = json.loads(raw.decode("utf-8"))
+    if not isinstance(meta, dict):
+        raise ValueError("model file metadata is not an object")
+    alphabet = meta.get("alphabet")
+    if not (isinstance(alphabet, list) and 1 <= len(alphabet) <= 256 and
+            all(type(v) is int and 0 <= v <= 255 for v in alphabet)):
+        raise ValueError("model file metadata holds an invalid alphabet")
+    seed, symbols, bits = meta.get("seed"), meta.get("symbols", 0), meta.get("bits", 0.0)
+    if not (type(seed) is int and 0 <= seed < 1 << 64 and type(symbols) is int and
+            0 <= symbols < 1 << 64 and type(bits) in (int, float) and 0 <= bits < 1e300):
+        raise ValueError("model file metadata holds an invalid seed or counter")
+    info = meta.get("info") or {}
+    if not (isinstance(meta.get("model"), str) and isinstance(meta.get("config"), str) and
+            isinstance(info, dict)):
+        raise ValueError("model file metadata lacks its model, config or info")
+    return {"model": meta["model"], "config": meta["config"], "alphabet": bytes(alphabet),
+            "seed": seed, "symbols": symbols, "bits": float(bits), "info": dict(info)}
+
+
+def _read_arrays(body: bytes, at: int, budget: int) -> dict:
+    """The state arrays stored from ``at`` to the end of ``body``: each one's declared size
+    must match its shape and dtype (plain numbers only) and all of them fit ``budget`` bytes,
+    checked before inflating; an entry is never inflated past its declared size."""
+    (count,) = struct.unpack_from("<I", body, at)
+    at += 4
+    state, total = {}, 0
+    for _ in range(count):
+        (key_len,) = struct.unpack_from("<H", body, at)
+        name = body[at + 2:at + 2 + key_len].decode("utf-8")
+        at += 2 + key_len
+        dtype_len, ndim, raw_len, stored_len = _ENTRY.unpack_from(body, at)
+        at += _ENTRY.size
+        dtype = np.dtype(body[at:at + dtype_len].decode("ascii"))
+        at += dtype_len
+        if dtype.kind not in "biuf" or dtype.itemsize > 8 or ndim > 8:
+            raise ValueError("model file holds an unsupported array")
+        shape = struct.unpack_from(f"<{ndim}Q", body, at)
+        at += 8 * ndim
+        total += raw_len
+        if raw_len != math.prod(shape) * dtype.itemsize or total > budget:
+            raise ValueError(f"model file entry {name!r} declares a size its model cannot "
+                             "have")
+        if stored_len > len(body) - at:
+            raise ValueError(f"model file entry {name!r} is cut short")
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(body[at:at + stored_len], raw_len)
+        if len(raw) != raw_len or not inflate.eof or inflate.unconsumed_tail or \
+                inflate.unused_data:
+            raise ValueError(f"model file entry {name!r} does not inflate to its declared "
+                             "size")
+        at += stored_len
+        state[name] = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    if at != len(body):
+        raise ValueError("model file has trailing bytes")
+    return state
