@@ -13,6 +13,16 @@ another exception than ``DictionaryError`` or decoded to other data.
 
 Prints, per family: executions, rejected (DictionaryError), round trips, signals, findings by
 exception type, CPU seconds (children's).
+
+Under AddressSanitizer: build a copy of the tree with ``SEQZIP_SANITIZE=address python3 setup.py
+build_ext --inplace`` (not the working tree: its kernels would then need libasan everywhere)
+and run this script from that copy with the sanitizer's runtime preloaded into Python, leak
+checks off (the interpreter's own allocations are not ours) and a report turned into SIGABRT
+so that it is counted as a signal and its input kept:
+
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) \
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+        python3 benchmarks/model_fuzz.py --families cm,ctw --runs 1000 --findings /tmp/asan
 """
 from __future__ import annotations
 

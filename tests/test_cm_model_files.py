@@ -212,3 +212,27 @@ def test_a_longer_fuzz_run_of_cm_model_files():
     out = child(FUZZ.format(runs=[(1, 2000, 7), (2, 2000, 8)]), timeout=1800)
     for level, counts in out.items():
         assert counts["_findings"] == [], (level, counts)
+
+
+def test_a_bad_expert_state_leaves_every_expert_unchanged():
+    """cm -6 holds CTW, order2 and a GLNN as experts: a bad state of the last one is refused
+    after the first two took theirs, and they are put back."""
+    alphabet = bytes(sorted(set(TEXT)))
+    config = dataclasses.replace(CMConfig.for_level(6), table_bits=12, history_bits=12)
+    p = Predictor("cm", config=config, alphabet=alphabet)
+    p.feed(TEXT[:200])
+    q = Predictor("cm", config=config, alphabet=alphabet)
+    q.feed(TEXT[300:400])
+    before = q.kernel.get_state()
+    bad = dict(p.kernel.get_state())
+    last = max(int(k[6]) for k in bad if k.startswith("expert") and k[6].isdigit())
+    name = next(k for k in sorted(bad) if k.startswith(f"expert{last}."))
+    bad[name] = np.zeros(bad[name].size + 1, dtype=bad[name].dtype)
+    with pytest.raises(ValueError):
+        q.kernel.set_state(bad)
+    after = q.kernel.get_state()
+    assert after.keys() == before.keys()
+    for key in before:
+        assert np.array_equal(after[key], before[key], equal_nan=True), key
+    q.kernel.set_state(p.kernel.get_state())
+    assert np.array_equal(q.probs(), p.probs())
