@@ -4,7 +4,9 @@ Determinism is part of the file format (SPEC section 2): the kernels are compile
 fast-math and without tuning for the build machine's CPU, and with -ffp-contract=off so that no
 a*b+c is fused into an FMA on one build and not on another.  SEQZIP_OPT overrides the
 optimisation level (e.g. ``-O0``) so the tests can build a second copy and check that streams
-cross between builds; SEQZIP_DEBUG=1 turns Cython's bounds and wraparound checks on.
+cross between builds; SEQZIP_DEBUG=1 turns Cython's bounds and wraparound checks on;
+SEQZIP_SANITIZE=address builds the kernels with AddressSanitizer (for the fuzz runs: see
+benchmarks/model_fuzz.py for running Python with libasan preloaded).
 """
 import glob
 import os
@@ -18,6 +20,13 @@ from setuptools import Extension, setup
 OPT = os.environ.get("SEQZIP_OPT", "-O3")
 DEBUG = os.environ.get("SEQZIP_DEBUG", "") == "1"
 COMPILE_ARGS = [OPT, "-ffp-contract=off", "-fno-strict-aliasing"]
+LINK_ARGS = []
+SANITIZE = os.environ.get("SEQZIP_SANITIZE", "")
+if SANITIZE:
+    if SANITIZE != "address":
+        raise SystemExit("SEQZIP_SANITIZE takes only 'address'")
+    COMPILE_ARGS += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"]
+    LINK_ARGS += ["-fsanitize=address"]
 DIRECTIVES = {
     "language_level": 3,
     "boundscheck": DEBUG,
@@ -36,6 +45,7 @@ extensions = [
         path[:-len(".pyx")].replace("/", "."),
         [path],
         extra_compile_args=COMPILE_ARGS,
+        extra_link_args=LINK_ARGS,
     )
     for path in SOURCES
 ]

@@ -10,9 +10,20 @@ another exception than ``DictionaryError`` or decoded to other data.
 
     python benchmarks/model_fuzz.py --runs 2000                 # every family
     python benchmarks/model_fuzz.py --runs 100000 --families ctw --batch 500 --json out.json
+    python benchmarks/model_fuzz.py --runs 3000 --families cm@1,cm@2,cm@6  # small-table cm
 
 Prints, per family: executions, rejected (DictionaryError), round trips, signals, findings by
 exception type, CPU seconds (children's).
+
+Under AddressSanitizer: build a copy of the tree with ``SEQZIP_SANITIZE=address python3 setup.py
+build_ext --inplace`` (not the working tree: its kernels would then need libasan everywhere)
+and run this script from that copy with the sanitizer's runtime preloaded into Python, leak
+checks off (the interpreter's own allocations are not ours) and a report turned into SIGABRT
+so that it is counted as a signal and its input kept:
+
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) \
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+        python3 benchmarks/model_fuzz.py --families cm,ctw --runs 1000 --findings /tmp/asan
 """
 from __future__ import annotations
 
@@ -37,7 +48,17 @@ sys.path.insert(0, {root!r})
 from tests import model_fuzzing
 family, runs, seed, last, findings = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
     sys.argv[4], sys.argv[5]
-counts = model_fuzzing.run(family, runs, seed=seed, last_input=last)
+seeds = None
+if "@" in family:  # cm@LEVEL: cm at LEVEL with 4 KB tables (thousands of files a minute)
+    import dataclasses
+    from seqzip.models.cm import CMConfig
+    from seqzip.predictor import Predictor
+    level = int(family.split("@")[1])
+    config = dataclasses.replace(CMConfig.for_level(level), table_bits=12, history_bits=12)
+    p = Predictor("cm", config=config, alphabet=bytes(sorted(set(model_fuzzing.TEXT))))
+    p.feed(model_fuzzing.TEXT[:600])
+    seeds = {{family: (p.to_bytes(), model_fuzzing.TEXT[600:760])}}
+counts = model_fuzzing.run(family, runs, seed=seed, seeds=seeds, last_input=last)
 for i, (data, message) in enumerate(counts.pop("_findings")):
     name = model_fuzzing.finding_name(family, data, message)
     with open(f"{{findings}}/{{name}}", "wb") as f:

@@ -54,8 +54,13 @@ cdef inline void apm_prefetch(const Apm* a) noexcept nogil:
 
 cdef inline double apm_refine(Apm* a, double p, double dot) noexcept nogil:
     """p (the mixer's probability, of log-odds dot) refined by the stages (contexts set)."""
-    cdef double pos = (min(max(dot, -7.999), 7.999) + 8.0) * 2.0
+    cdef double pos
     cdef int i, at
+    if dot > 7.999:
+        dot = 7.999
+    elif not dot > -7.999:  # NaN too: the bin is always inside the row
+        dot = -7.999
+    pos = (dot + 8.0) * 2.0
     for i in range(a.n):
         a.bin[i] = <int>pos
         a.frac[i] = pos - a.bin[i]

@@ -52,6 +52,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
 from seqzip._core import nested, put, take
+from seqzip._kernels.cm.checks import check_state
 from seqzip._kernels.cm.names import legacy_scalars, scalar_type
 
 from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL,
@@ -744,24 +745,62 @@ cdef class CMKernel(Kernel):
         return state
 
     def set_state(self, dict state):
-        """Trusted input: positions and indices inside the tables are checked only where a
-        wrong one would reach outside them (the slots).  A state written before the scalars
-        were named (``ints``, ``words``, ``floats``: model files of seqzip 0cd69a4 and older)
-        is read too."""
+        """Take a state of a kernel built with the same arguments.  A model file is untrusted
+        input: every index, count, position and float the kernel would use is checked first
+        (``checks.check_state``), then the symbol experts' and the network's states (each
+        kernel checks its own; on a failure those already taken are put back), and only then
+        is anything written, so a bad state raises ``ValueError`` naming its field and leaves
+        the kernel as it was.  A state written before the scalars were named (``ints``,
+        ``words``, ``floats``: model files of seqzip 0cd69a4 and older) is read too."""
         cdef int i
-        Kernel.set_state(self, state)
+        cdef const uint8_t[::1] v
+        fallbacks = int(take(state, "fallbacks", np.int64, ()))
+        if fallbacks < 0:
+            raise ValueError("model state field 'fallbacks' is negative")
         if "ints" in state:
             scalars = legacy_scalars(state, self.n_match, self.n_sets)
         else:
             scalars = {name: take(state, name, scalar_type(name), ()).item()
                        for name in self._scalars()}
-        slots = self._check_slots(take(state, "slots", np.int64, (self.n_hashed,)))
-        for name, size, address in self._buffers():
-            raw_set(<void*><size_t>address, size, state, name)
-        for i in range(self.experts.n):
-            self.owned[i].set_state(nested(state, f"expert{i}."))
+        buffers = self._buffers()
+        raw = {name: np.ascontiguousarray(take(state, name, np.uint8, (size,)))
+               for name, size, address in buffers}
+        slots = check_state(self._layout(), scalars, raw,
+                            take(state, "slots", np.int64, (self.n_hashed,)))
+        self._set_experts(state)
+        for name, size, address in buffers:
+            if size:
+                v = raw[name]
+                memcpy(<void*><size_t>address, &v[0], size)
+        self.fallbacks = fallbacks
         self._set_scalars(scalars, slots)
         self.slots.jlen = 0
+
+    def _set_experts(self, dict state):
+        """The symbol experts' and the network's states, all or none."""
+        cdef int i
+        before = []
+        try:
+            for i in range(self.experts.n):
+                before.append(self.owned[i].get_state())
+                self.owned[i].set_state(nested(state, f"expert{i}."))
+        except Exception:
+            for i in range(len(before)):  # the failing one too: it may have begun
+                self.owned[i].set_state(before[i])
+            raise
+
+    def _layout(self):
+        """The sizes and counts ``checks.check_state`` checks a state against."""
+        cdef int i
+        return {"A": self.A, "B": self.B,
+                "group_bits": [self.group_bits[i] for i in range(self.n_groups)],
+                "n_hashed": self.n_hashed, "n_match": self.n_match, "n_states": N_STATES,
+                "table_bytes": st_bytes(&self.slots),
+                "set_rows": [self.sets[i].n_sets for i in range(self.n_sets)],
+                "final_rows": self.final.n_sets if self.layer2 else 0,
+                "optimizer": {OPT_QDH: "qdh", OPT_SGD: "sgd", OPT_ADAM: "adam"}[self.opt.kind],
+                "gate_units": self.gate_units if self.gate_set >= 0 else 0,
+                "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)]}
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose
     # update ends the symbol: history, match tables, experts and network move only then)

@@ -94,12 +94,13 @@ cdef inline void build_tables() noexcept nogil:
 
 
 cdef inline double squash(double x) noexcept nogil:
-    """1 / (1 + e^-x), linearly interpolated from the table (exact at multiples of 1/128)."""
+    """1 / (1 + e^-x), linearly interpolated from the table (exact at multiples of 1/128);
+    NaN (from weights a model file forced to overflow) reads the first entry, never outside."""
     cdef double pos
     cdef int i
     if x >= 16.0:
         return SQUASH[SQUASH_SIZE - 1]
-    if x <= -16.0:
+    if not x > -16.0:
         return SQUASH[0]
     pos = (x + 16.0) * 128.0
     i = <int>pos
@@ -107,13 +108,13 @@ cdef inline double squash(double x) noexcept nogil:
 
 
 cdef inline double stretch_p(double p) noexcept nogil:
-    """ln(p / (1 - p)) of a probability, from the 12-bit table."""
-    cdef int i = <int>(p * 4096.0)
-    if i < 0:
-        i = 0
-    elif i > 4095:
-        i = 4095
-    return STRETCH[i]
+    """ln(p / (1 - p)) of a probability, from the 12-bit table (clamped before the
+    conversion to an index, NaN to the first entry)."""
+    if not p > 0.0:
+        return STRETCH[0]
+    if p >= 4095.0 / 4096.0:
+        return STRETCH[4095]
+    return STRETCH[<int>(p * 4096.0)]
 
 
 cdef inline uint64_t hash2(uint64_t a, uint64_t b) noexcept nogil:

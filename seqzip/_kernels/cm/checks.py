@@ -1,0 +1,202 @@
+"""The context mixer's state checked as a decoder checks a stream, before any of it is used.
+
+``CMKernel.set_state`` takes its state from model files, which are untrusted input: every
+index a table is read or written at, every count a table of rates is read at, every position
+inside the symbol's bit tree and every float the arithmetic turns into an index comes from
+the file.  ``check_state`` checks them all against the kernel's layout (``CMKernel._layout``)
+and raises ``ValueError`` naming the first field no model could have written; the kernel is
+written only after it returns.  What it does not check (the hash table's check bytes, the
+maps' probabilities, hashes, history bytes, the APM tables) can take any value: a wrong one
+only predicts badly.
+"""
+import math
+
+import numpy as np
+
+SM_LIMIT = 1023          # tables.pxd: the StateMaps' count cap (their rate table's last index)
+MATCH_SM = 64            # match.pxd: 2 x 32 length buckets of the confidence map
+MATCH_MAX_LENGTH = 65535
+APM_LAST_BIN = 31        # apm.pxd: 33 bins, a row read at bin and bin + 1
+MAX_RECORD = 65536       # context.pxd: the longest record length detected
+INT_MAX = 2 ** 31 - 1    # the C ints of the kernel
+
+# the buffers of C arrays (native byte order) and their element types
+_TYPES = {"map_state": "=i4", "apm_ctx": "=i4", "apm_bin": "=i4", "apm_frac": "=f8",
+          "apm_out": "=f8", "inputs": "=f8", "y2": "=f8", "expert_probs": "=f8",
+          "trees": "=f8", "last_pos": "=u8", "last_dist": "=u8", "gate_U": "=f8",
+          "gate_hd": "=f8", "gate_hc": "=f8", "gate_features": "=f8", "gate_z": "=f8"}
+
+
+def _fail(name: str, what: str):
+    raise ValueError(f"model state field {name!r} {what}")
+
+
+def _int(v: dict, name: str, lo: int, hi: int) -> int:
+    """The scalar ``name``, which must lie in lo..hi."""
+    x = v[name]
+    if not lo <= x <= hi:
+        _fail(name, f"is {x}, outside {lo}..{hi}")
+    return x
+
+
+def _float(v: dict, name: str, lo: float, hi: float) -> float:
+    x = v[name]
+    if not (math.isfinite(x) and lo <= x <= hi):
+        _fail(name, f"is {x}, outside [{lo}, {hi}]")
+    return x
+
+
+def _view(raw: dict, name: str, dtype: str) -> np.ndarray:
+    return np.frombuffer(raw[name].tobytes(), dtype=np.dtype(dtype))
+
+
+def _below(raw: dict, name: str, dtype: str, limit: int, lo: int = 0) -> np.ndarray:
+    a = _view(raw, name, dtype)
+    if a.size and (a.min() < lo or a.max() >= limit):
+        _fail(name, f"holds a value outside {lo}..{limit - 1}")
+    return a
+
+
+def _finite(raw: dict, name: str, nonnegative: bool = False) -> np.ndarray:
+    a = _view(raw, name, _TYPES.get(name, "=f8"))
+    if not np.isfinite(a).all():
+        _fail(name, "holds a value that is not finite")
+    if nonnegative and a.size and a.min() < 0.0:
+        _fail(name, "holds a negative value")
+    return a
+
+
+def check_symbol(L: dict, v: dict):
+    """The position inside the symbol's bit tree: depth, node, its group and node in the
+    group as ``update_bit`` leaves them, on the path of a symbol of the alphabet."""
+    A, B, groups = L["A"], L["B"], L["group_bits"]
+    depth = _int(v, "symbol.depth", 0, B - 1)
+    node = _int(v, "symbol.node", 1 << depth, (2 << depth) - 1)
+    if (node << (B - depth)) - (1 << B) >= A:
+        _fail("symbol.node", "is on no symbol's path")
+    group, left = 0, depth
+    while left >= groups[group]:
+        left -= groups[group]
+        group += 1
+    if v["symbol.group"] != group:
+        _fail("symbol.group", f"is not {group} at depth {depth}")
+    if v["symbol.group_left"] != groups[group] - left:
+        _fail("symbol.group_left", f"is not {groups[group] - left} at depth {depth}")
+    if v["symbol.gnode"] != (1 << left) | (node & ((1 << left) - 1)):
+        _fail("symbol.gnode", "does not match symbol.node")
+    _int(v, "symbol.forced", -1, 0)
+    _int(v, "symbol.n_known", 0, L["n_hashed"])
+    _int(v, "symbol.net_pattern", 0, 63)
+    _int(v, "symbol.seen", 0, 2 ** 63 - 1)
+
+
+def check_context(L: dict, v: dict, raw: dict):
+    pos = v["ctx.pos"]
+    _int(v, "ctx.c1_index", 0, L["A"] - 1)
+    _int(v, "ctx.word_len", 0, INT_MAX)
+    _int(v, "ctx.record_votes", 0, 64)
+    _int(v, "ctx.candidate_votes", 0, INT_MAX)
+    _int(v, "ctx.line_start", 0, pos)
+    _int(v, "ctx.prev_line_start", 0, v["ctx.line_start"])
+    for name in ("ctx.record_len", "ctx.record_candidate"):
+        if v[name] == 1 or v[name] > MAX_RECORD:
+            _fail(name, f"is {v[name]}, not 0 or 2..{MAX_RECORD}")
+    last = _view(raw, "last_pos", "=u8")
+    if last.size and int(last.max()) > pos:
+        _fail("last_pos", "holds a position after ctx.pos")
+
+
+def check_tables(L: dict, raw: dict):
+    """Bit histories below the number of states; map counts within the rate table."""
+    n = L["n_states"]
+    table = _view(raw, "table", "u1").reshape(-1, 16)
+    if table.size and table[:, 1:].max() >= n:
+        _fail("table", f"holds a bit history >= {n} (the number of states)")
+    _below(raw, "o0", "u1", n)
+    _below(raw, "o1", "u1", n)
+    for i in range(L["n_hashed"] + 2):
+        _below(raw, f"map{i}.n", "=u2", SM_LIMIT + 1)
+    _below(raw, "map_state", "=i4", n)
+
+
+def check_slots(L: dict, slots) -> list:
+    """Each hashed context's slot: a 16-byte slot inside the hash table."""
+    out = []
+    for i, s in enumerate(int(x) for x in slots):
+        if not (0 <= s <= L["table_bytes"] - 16 and s % 16 == 0):
+            _fail("slots", f"holds {s} for context {i}: not a slot of the hash table")
+        out.append(s)
+    return out
+
+
+def check_match(L: dict, v: dict, raw: dict):
+    pos = v["ctx.pos"]
+    for i in range(L["n_match"]):
+        length = _int(v, f"match{i}.length", 0, MATCH_MAX_LENGTH)
+        _int(v, f"match{i}.predicted", -1, L["A"] - 1)
+        _int(v, f"match{i}.miss", 0, 1)
+        _int(v, f"match{i}.sm_index", -1, MATCH_SM - 1)
+        _int(v, f"match{i}.ptr", 0, pos - 1 if length > 0 else pos)
+        _below(raw, f"match{i}.smn", "=u2", SM_LIMIT + 1)
+        if pos < 2 ** 32:
+            _below(raw, f"match{i}.table", "=u4", pos + 1)
+
+
+def check_mixer(L: dict, v: dict, raw: dict):
+    """Selected rows inside their weight sets; weights and the optimiser's moments finite,
+    and of the sign the optimiser keeps them (QDH's diagonal, Adam's second moment)."""
+    qdh, adam = L["optimizer"] == "qdh", L["optimizer"] == "adam"
+    _float(v, "opt.b1t", 0.0, 1.0)
+    _float(v, "opt.b2t", 0.0, 1.0)
+    _float(v, "out.p_mix", 0.0, 1.0)
+    _float(v, "out.p_final", 0.0, 1.0)
+    mixers = [(f"set{i}", rows) for i, rows in enumerate(L["set_rows"])]
+    if L["final_rows"]:
+        mixers.append(("final", L["final_rows"]))
+    for name, rows in mixers:
+        _int(v, f"{name}.selected", 0, rows - 1)
+        _float(v, f"{name}.dot", -16.0, 16.0)
+        _float(v, f"{name}.p", 0.0, 1.0)
+        _finite(raw, f"{name}.w")
+        _finite(raw, f"{name}.hd", nonnegative=qdh)
+        _finite(raw, f"{name}.hc", nonnegative=adam)
+    if not L["final_rows"]:
+        _int(v, "final.selected", 0, 0)
+        _float(v, "final.dot", -16.0, 16.0)
+        _float(v, "final.p", 0.0, 1.0)
+    if L["gate_units"]:
+        _finite(raw, "gate_U")
+        _finite(raw, "gate_hd", nonnegative=qdh)
+        _finite(raw, "gate_hc", nonnegative=adam)
+        if _finite(raw, "gate_features")[0] != 1.0:
+            _fail("gate_features", "does not start with the constant 1")
+        _finite(raw, "gate_z")
+    for name in ("inputs", "y2", "apm_frac", "apm_out"):
+        _finite(raw, name)
+    _finite(raw, "expert_probs", nonnegative=True)
+    _finite(raw, "trees", nonnegative=True)
+
+
+def check_apm(L: dict, raw: dict):
+    ctx = _view(raw, "apm_ctx", "=i4")
+    bins = _view(raw, "apm_bin", "=i4")
+    frac = _view(raw, "apm_frac", "=f8")
+    for i, contexts in enumerate(L["apm_contexts"]):
+        if not 0 <= ctx[i] < contexts:
+            _fail("apm_ctx", f"holds {ctx[i]} for stage {i} of {contexts} contexts")
+        if not 0 <= bins[i] <= APM_LAST_BIN:
+            _fail("apm_bin", f"holds {bins[i]} for stage {i}")
+        if not 0.0 <= frac[i] <= 1.0:
+            _fail("apm_frac", f"holds {frac[i]} for stage {i}")
+
+
+def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
+    """Check a whole state (named scalars, raw buffers by name, slot offsets) against the
+    kernel's layout; the slots as a list of offsets.  ValueError names the first bad field."""
+    check_symbol(layout, scalars)
+    check_context(layout, scalars, raw)
+    check_tables(layout, raw)
+    check_match(layout, scalars, raw)
+    check_mixer(layout, scalars, raw)
+    check_apm(layout, raw)
+    return check_slots(layout, slots)
