@@ -15,6 +15,7 @@ input).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .._kernels.cm import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
 from .base import Model, check_range, config_from_bytes, config_to_bytes
@@ -48,6 +49,7 @@ class CMSpec:
     apm_rate: int
     gate_units: int
     gate_rate: float
+    periods: bool  # record=2: the record length by scored repeat distances
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,15 @@ class CMConfig:
     # before and the text column with the byte above, 3 also skip-word, separator, the byte
     # before the word and the sentence so far
     sparse: int = 0  # sparse contexts: 0 off, 1 three (skip 1-2 bytes), 2 six
-    record: int = 0  # record contexts with the record length detected (0/1)
+    record: int = 0  # record contexts with the record length detected: 0 off, 1 by runs of
+    # votes, 2 by scored repeat distances (finds 216 in ptt5, 13 in kennedy.xls)
+    columns: int = 0  # with record contexts, 4 more: the column in the record with the byte
+    # above and with the byte before, 2-D neighbourhoods (0/1)
+    text: int = 0  # 1: four more word contexts: the word and the three before it, the word,
+    # the previous and the third previous, the word and the bracket/quote/tag nesting, the
+    # word and the column in the line
+    aligned: int = 0  # 1: three contexts of the lane in the aligned 32-bit word and its bytes
+    # so far, with the previous word, the word before it, the previous two words' first bytes
     indirect: int = 0  # indirect contexts: the bytes that followed the last one or two (0/1)
     experts: str = ""  # symbol experts joined as inputs: "ctwD", "order2" ("+"-joined)
     network: str = ""  # online network as an input and gate: "", "glnn", "mlstm"
@@ -87,6 +97,9 @@ class CMConfig:
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
 
+    # Fields added after streams existed: left out of the header while at their defaults.
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text")
+
     def __post_init__(self) -> None:
         orders = [v for v in self.orders.split(",") if v] if self.orders else []
         if not all(v.isdigit() and 2 <= int(v) <= MAX_ORDER for v in orders) or \
@@ -95,8 +108,11 @@ class CMConfig:
         for name, value, low, high in [("match", self.match, 0, 64),
                                        ("match2", self.match2, 0, 64),
                                        ("word", self.word, 0, 3), ("sparse", self.sparse, 0, 2),
-                                       ("record", self.record, 0, 1),
+                                       ("record", self.record, 0, 2),
                                        ("indirect", self.indirect, 0, 1),
+                                       ("columns", self.columns, 0, 1),
+                                       ("text", self.text, 0, 1),
+                                       ("aligned", self.aligned, 0, 1),
                                        ("gate_units", self.gate_units, 0, 64),
                                        ("table_bits", self.table_bits, 10, 26),
                                        ("history_bits", self.history_bits, 10, 26),
@@ -122,12 +138,17 @@ class CMConfig:
             raise ValueError("network and network_config go together")
         if self.network:
             self.network_model_config()  # raises ValueError when it does not parse
+        if self.columns and not self.record:
+            raise ValueError("columns needs record contexts")
         n_experts = len(parse_experts(self.experts))
         contexts = tuple((KINDS["order"], int(v)) for v in orders) + \
             tuple((KINDS["word"], j) for j in range(WORD_CONTEXTS[self.word])) + \
             tuple((KINDS["sparse"], j) for j in range(SPARSE_CONTEXTS[self.sparse])) + \
-            tuple((KINDS["record"], j) for j in range(3 * self.record)) + \
-            tuple((KINDS["indirect"], j) for j in range(3 * self.indirect))
+            tuple((KINDS["record"], j) for j in range(3 * (self.record > 0))) + \
+            tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
+            tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
+            tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
+            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned))
         matches = tuple(m for m in (self.match, self.match2) if m)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 1 + len(contexts) + 2 + len(matches) + n_experts + bool(self.network) > \
@@ -140,7 +161,8 @@ class CMConfig:
                       selectors=tuple(SELECTORS[s] for s in sets), layer2=bool(self.layer2),
                       optimizer=OPTIMIZERS[self.optimizer], rate=self.rate, rate2=self.rate2,
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
-                      gate_units=self.gate_units, gate_rate=self.gate_rate)
+                      gate_units=self.gate_units, gate_rate=self.gate_rate,
+                      periods=self.record == 2)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
 
     @property
@@ -178,7 +200,7 @@ class CMConfig:
             (n_contexts + 2) * 256 * 6 + mixer + \
             sum(((1 << B), A << B, 1 << 16, 1 << 16, 48 << B)[i] * 33 * 2
                 for i in range(self.apm)) + \
-            8 * (A + 6 * (2 << B)) + (1 << 16)
+            8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
