@@ -24,6 +24,7 @@ import time
 
 import seqzip
 from seqzip import api
+from seqzip.models.base import config_to_header
 from seqzip.models.cm import LEVELS, CMConfig
 
 DIR = os.environ.get("SEQZIP_CORPORA", "/work/shared/corpora")
@@ -56,8 +57,15 @@ def parse_value(text: str):
     return text
 
 
+FIRST = False  # --first: levels as their first presets (before issue 20), for comparison
+
+
+def base_config(level: int) -> CMConfig:
+    return CMConfig.for_preset_id(level) if FIRST else CMConfig.for_level(level)
+
+
 def config_for(level: int, overrides: dict) -> CMConfig:
-    fields = dataclasses.asdict(CMConfig.for_level(level))
+    fields = dataclasses.asdict(base_config(level))
     unknown = set(overrides) - set(fields)
     if unknown:
         raise SystemExit(f"no cm config field {sorted(unknown)}")
@@ -65,10 +73,13 @@ def config_for(level: int, overrides: dict) -> CMConfig:
     return CMConfig(**fields)
 
 
-def removals(config: CMConfig) -> dict[str, CMConfig]:
-    """Each expert group the config has, removed (name -> the config without it)."""
+def removals(config: CMConfig, groups=None) -> dict[str, CMConfig]:
+    """Each expert group the config has (of ``groups``: all when None), removed (name -> the
+    config without it)."""
     out = {}
     for name, overrides in ABLATIONS.items():
+        if groups is not None and name not in groups:
+            continue
         if all(getattr(config, k) == v for k, v in overrides.items()):
             continue
         try:
@@ -79,14 +90,10 @@ def removals(config: CMConfig) -> dict[str, CMConfig]:
 
 
 def measure(data: bytes, config: CMConfig, level: int, decode: bool) -> dict:
-    preset = config == CMConfig.for_level(level)
     t0 = time.process_time()
-    if preset:
-        stream = seqzip.compress(data, level, model="cm")
-    else:
-        out = io.BytesIO()
-        api.compress_file(io.BytesIO(data), out, model="cm", config=config)
-        stream = out.getvalue()
+    out = io.BytesIO()  # a preset's config is one byte, a custom one its fields
+    api.compress_file(io.BytesIO(data), out, model="cm", config=config)
+    stream = out.getvalue()
     t_enc = time.process_time() - t0
     t_dec = None
     if decode:
@@ -94,10 +101,8 @@ def measure(data: bytes, config: CMConfig, level: int, decode: bool) -> dict:
         if seqzip.decompress(stream) != data:
             raise SystemExit("a round trip failed")
         t_dec = time.process_time() - t0
-    size = len(stream)
-    if not preset:  # as if the config were a preset: its fields become one byte
-        from seqzip.models.base import config_to_header
-        size -= len(config_to_header(CMConfig, config)) - 1
+    # as if the config were a preset (one byte; nothing changes for a preset)
+    size = len(stream) - (len(config_to_header(CMConfig, config)) - 1)
     return {"bytes": size, "stream": len(stream), "enc_cpu": t_enc, "dec_cpu": t_dec}
 
 
@@ -144,7 +149,8 @@ def run_level(level: int, files: list[str], overrides: dict, prefix: int | None,
     return rows
 
 
-def run_ablation(level: int, files: list[str], overrides: dict, prefix: int | None) -> dict:
+def run_ablation(level: int, files: list[str], overrides: dict, prefix: int | None,
+                 groups=None) -> dict:
     config = config_for(level, overrides)
     datas = {}
     for name in files:
@@ -160,7 +166,7 @@ def run_ablation(level: int, files: list[str], overrides: dict, prefix: int | No
     print(f"{'(none)':<15} " + " ".join(f"{base[f]['bytes']:>12}" for f in files) +
           f" {sum(r['bytes'] for r in base.values()):>9} {'':>7} {base_cpu:5.1f}s")
     out = {"level": level, "base": base, "removed": {}}
-    for group, reduced in removals(config).items():
+    for group, reduced in removals(config, groups).items():
         rows = {name: measure(d, reduced, level, False) for name, d in datas.items()}
         diff = {f: rows[f]["bytes"] - base[f]["bytes"] for f in files}
         cpu = sum(r["enc_cpu"] for r in rows.values())
@@ -179,8 +185,14 @@ def main() -> None:
     parser.add_argument("--prefix", type=int, default=None, help="the first N bytes of each")
     parser.add_argument("--no-decode", action="store_true", help="compress only")
     parser.add_argument("--ablate", action="store_true")
+    parser.add_argument("--groups", default=None, help="--ablate only these groups of "
+                        + ",".join(ABLATIONS))
+    parser.add_argument("--first", action="store_true",
+                        help="the levels' first presets (before issue 20's changes)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    global FIRST
+    FIRST = args.first
     overrides = {}
     for item in args.set:
         key, _, value = item.partition("=")
@@ -192,7 +204,8 @@ def main() -> None:
     report: dict = {"set": overrides, "prefix": args.prefix, "levels": {}}
     for level in levels:
         if args.ablate:
-            report["levels"][level] = run_ablation(level, files, overrides, args.prefix)
+            groups = args.groups.split(",") if args.groups else None
+            report["levels"][level] = run_ablation(level, files, overrides, args.prefix, groups)
         else:
             report["levels"][level] = run_level(level, files, overrides, args.prefix,
                                                 not args.no_decode)

@@ -32,7 +32,7 @@ class CMSpec:
     """A config as the kernel takes it: parsed and checked once (``CMConfig.spec``).
 
         >>> CMConfig.for_level(1).spec.contexts
-        ((0, 2), (0, 3), (0, 4))
+        ((0, 2), (0, 3), (0, 4), (3, 0), (3, 1), (3, 2))
     """
     contexts: tuple[tuple[int, int], ...]  # (kind id, parameter), in input order
     matches: tuple[int, ...]  # minimum lengths of the match models
@@ -99,6 +99,9 @@ class CMConfig:
 
     # Fields added after streams existed: left out of the header while at their defaults.
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text")
+    # Levels whose presets changed (issue 20) -> the header's preset id for the new preset
+    # (at most 15: the compact header's flags hold it); ids 1-9 name FIRST_PRESETS.
+    PRESET_IDS: ClassVar[dict[int, int]] = {1: 10, 6: 11, 9: 12}
 
     def __post_init__(self) -> None:
         orders = [v for v in self.orders.split(",") if v] if self.orders else []
@@ -183,6 +186,21 @@ class CMConfig:
         """Levels trade speed for ratio (benchmarks/cm.py measures them)."""
         return cls(**LEVELS[level])
 
+    @classmethod
+    def for_preset_id(cls, preset_id: int) -> "CMConfig":
+        """The config a header's preset id names (``seqzip.models.base.preset_by_id``): ids
+        1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels.
+
+            >>> CMConfig.for_preset_id(11) == CMConfig.for_level(6) != CMConfig.for_preset_id(6)
+            True
+        """
+        if preset_id in FIRST_PRESETS:
+            return cls(**FIRST_PRESETS[preset_id])
+        levels = [level for level, i in cls.PRESET_IDS.items() if i == preset_id]
+        if not levels:
+            raise ValueError(f"no preset id {preset_id}")
+        return cls.for_level(levels[0])
+
     def memory_bytes(self, alphabet_size: int) -> int:
         """Bytes the kernel, its symbol experts and its network allocate (a bound)."""
         A = alphabet_size
@@ -237,7 +255,7 @@ def network_config(name: str, **fields) -> str:
 # the speed at levels 6, 7 and 9.
 _TEXT = dict(word=3, sparse=2, indirect=1, record=1, match2=16,
              sets="node,match,order,c1,word", apm=4)
-LEVELS: dict[int, dict] = {
+FIRST_PRESETS: dict[int, dict] = {  # what preset ids 1-9 name in every stream: never changed
     1: dict(orders="2,3,4", match=6, word=0, sets="node", layer2=False, apm=1,
             table_bits=18, history_bits=20),
     2: dict(orders="2,3,4,6", match=6, word=1, sets="node,match", apm=2, table_bits=20),
@@ -255,6 +273,20 @@ LEVELS: dict[int, dict] = {
     9: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
             history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=96)),
 }
+# Issue 20 (benchmarks/canterbury.py): level 1 adds record contexts with the scored record
+# length (Canterbury 423,412 -> 378,676 bytes, about 10% more CPU time on text); level 6 adds the
+# scored record length, column, text and aligned contexts and drops the GLNN (337,357 bytes with
+# it, +148 without, 44% of the time); level 9 adds the same contexts and keeps its mLSTM.
+# The levels whose presets changed since, each under a new preset id
+# (CMConfig.PRESET_IDS); ids 1-9 keep naming FIRST_PRESETS, so old streams decode as written.
+LEVELS: dict[int, dict] = dict(FIRST_PRESETS)
+LEVELS.update({
+    1: dict(FIRST_PRESETS[1], record=2),
+    # no GLNN: on Canterbury it gained 148 bytes of 337,357 (0.0004 bpc) for 44% of the time
+    6: dict(FIRST_PRESETS[6], record=2, text=1, aligned=1, columns=1, network="",
+            network_config=""),
+    9: dict(FIRST_PRESETS[9], record=2, text=1, aligned=1, columns=1),
+})
 
 
 class CMModel(Model):
