@@ -9,7 +9,7 @@ import pytest
 import seqzip
 from seqzip import container
 from seqzip.models import DEFAULT_MODEL, MODELS, config_to_bytes
-from seqzip.models.base import config_to_fields, config_to_header
+from seqzip.models.base import config_to_fields, config_to_header, preset_by_id
 from seqzip.errors import (CorruptError, NotSeqzipError, SeqzipError, TruncatedError,
                            UnsupportedVersionError)
 
@@ -120,10 +120,37 @@ def as_version_3(stream: bytes) -> bytes:
     return out
 
 
+# cm's renumbered presets (issue 20), format 6: preset id, size and SHA-256 (as pinned above).
+GOLDEN_STREAMS_RENUMBERED = {
+    ("cm", 1): (10, 76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
+    ("cm", 6): (11, 72, "1216da717b2b8dd0046ed33be9483e57cd2b2d8e3a5fcdaf76ca126720ff0139"),
+    ("cm", 9): (12, 72, "d696ef7ef14748f31799175a4ca8b6e970734846954468f3d5c8f0c83b2cd61f"),
+}
+
+
+def first_preset_stream(data: bytes, model: str, level: int) -> bytes:
+    """``data`` compressed (seed 1) with the preset that id ``level`` names (the level's first
+    preset, also where the family renumbered the level's preset since)."""
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, model=model, seed=1,
+                         config=preset_by_id(MODELS[model].config_class, level))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("model, level", sorted(GOLDEN_STREAMS_RENUMBERED))
+def test_golden_streams_of_renumbered_presets(model, level):
+    data = GOLDEN_INPUT * 20
+    packed = seqzip.compress(data, model=model, level=level, seed=1)
+    header = container.parse_header(packed)[0]
+    assert (header.config[0], len(packed), hashlib.sha256(packed).hexdigest()) == \
+        GOLDEN_STREAMS_RENUMBERED[model, level]
+    assert seqzip.decompress(packed) == data
+
+
 @pytest.mark.parametrize("model, level, size, sha256, size3, sha256_3", GOLDEN_STREAMS)
 def test_golden_streams_of_every_learned_model(model, level, size, sha256, size3, sha256_3):
     data = GOLDEN_INPUT * 20
-    packed = seqzip.compress(data, model=model, level=level, seed=1)
+    packed = first_preset_stream(data, model, level)
     assert (len(packed), hashlib.sha256(packed).hexdigest()) == GOLDEN_STREAMS_V6[model, level]
     assert seqzip.decompress(packed) == data
     v4 = as_version_4(packed)  # the payloads are those format 4 pinned, and still decode
@@ -136,19 +163,23 @@ def test_golden_streams_of_every_learned_model(model, level, size, sha256, size3
 
 # The level presets of every family, as version-3 headers refer to them by level: a change to any
 # preset changes what old streams decode to, so it needs a new format version that keeps the old
-# table (and then a new value here).
+# table, or a new preset id (``PRESET_IDS``) while ids 1-9 keep naming these.
 PRESETS_SHA256 = "683ec7dd542a1cfcc6cd7cd89827534d583df964e5f8b79e2ebf378c4bc67944"
 # Families added since, each pinned on its own so that the table above never moves.
 PRESETS_SHA256_ADDED = {
     "relu-rnn": "9f75a27a7af4f185587680aa670feaa41ca8d58e242141cea56c00eca368edb0",
 }
+# Presets renumbered since (issue 20: cm's changed levels), by family: the ids beyond 9.
+PRESETS_SHA256_RENUMBERED = {
+    "cm": "bd59eaaf75e2467a31a784659404c8a77e6ca31667b3799093c7078eefbec2d6",
+}
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
 
-def _presets_digest(names) -> str:
-    lines = [f"{name} {level} ".encode()
-             + config_to_bytes(MODELS[name].config_class.for_level(level))
-             for name in sorted(names) for level in range(1, 10)]
+def _presets_digest(names, ids=range(1, 10)) -> str:
+    lines = [f"{name} {i} ".encode()
+             + config_to_bytes(preset_by_id(MODELS[name].config_class, i))
+             for name in sorted(names) for i in ids]
     return hashlib.sha256(b"\n".join(lines)).hexdigest()
 
 
@@ -157,6 +188,11 @@ def test_level_presets_are_pinned():
     assert set(MODELS) == set(FIRST_FAMILIES) | set(PRESETS_SHA256_ADDED)
     for name, digest in PRESETS_SHA256_ADDED.items():
         assert _presets_digest([name]) == digest, name
+    for name, spec in MODELS.items():
+        ids = sorted(getattr(spec.config_class, "PRESET_IDS", {}).values())
+        assert bool(ids) == (name in PRESETS_SHA256_RENUMBERED), name
+        if ids:
+            assert _presets_digest([name], ids) == PRESETS_SHA256_RENUMBERED[name], name
 
 
 def small_stream(data=b"hello, hello, hello world " * 20, **kw):

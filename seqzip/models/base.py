@@ -178,6 +178,32 @@ def preset(cls: type[C], level: int) -> C:
     return cls.for_level(level)
 
 
+@functools.lru_cache(maxsize=None)
+def preset_by_id(cls: type[C], preset_id: int) -> C:
+    """The config a header's one-byte preset id names: the level of that number unless the
+    family renumbered its changed presets (``for_preset_id``: then ids 1-9 keep naming the
+    presets old streams were written with).
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> preset_by_id(Order2Config, 3) == preset(Order2Config, 3)
+        True
+    """
+    by_id = getattr(cls, "for_preset_id", None)
+    return by_id(preset_id) if by_id is not None else cls.for_level(preset_id)
+
+
+def preset_ids(cls: type) -> frozenset[int]:
+    """The one-byte preset ids a header of family ``cls`` may hold: the levels, and the ids of
+    presets changed since their first streams (``PRESET_IDS``: level -> id, at most 15 so that
+    the compact header's flags hold it).
+
+        >>> from seqzip.models.order2 import Order2Config
+        >>> sorted(preset_ids(Order2Config))
+        [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    return frozenset(LEVELS) | frozenset(getattr(cls, "PRESET_IDS", {}).values())
+
+
 def levels_of_config(cls: type[C], config: C) -> list[int]:
     """Every level whose preset is ``config`` (often one; none for a custom config).
 
@@ -359,7 +385,8 @@ def config_to_header(cls: type[C], config: C, version: int = TYPED_VERSION) -> b
     :func:`config_to_bytes`).  Levels with equal configs store the lowest.
 
     The presets are therefore part of the file format: ``tests/test_container.py`` pins them,
-    and changing one needs a new format version that keeps the old table.  A preset costs one
+    and changing one needs a new id (``PRESET_IDS``, the old id keeping the old preset) or a
+    new format version that keeps the old table.  A preset costs one
     byte where its JSON took 85-250 (the context-mixing levels), 0.01-0.5 bits per character
     on files of 150 KB down to 4 KB.
 
@@ -371,8 +398,12 @@ def config_to_header(cls: type[C], config: C, version: int = TYPED_VERSION) -> b
         >>> config_to_header(Order2Config, Order2Config(count_limit=100), 4)
         b'\\x00[100,1.0,2]'
     """
+    renumbered = getattr(cls, "PRESET_IDS", {})
     for level in LEVELS:  # the first match: the presets above it need not be built
         if preset(cls, level) == config:
+            return bytes([renumbered.get(level, level)])
+    for level in renumbered:  # a preset of old streams: its old id
+        if preset_by_id(cls, level) == config:
             return bytes([level])
     return b"\x00" + (config_to_fields(config) if version >= TYPED_VERSION
                        else config_to_bytes(config))
@@ -397,9 +428,9 @@ def config_from_header(cls: type[C], data: bytes, version: int) -> C:
         if version >= TYPED_VERSION:
             return config_from_fields(cls, data[1:])
         return config_from_bytes(cls, data[1:])
-    if len(data) != 1 or data[0] not in LEVELS:
+    if len(data) != 1 or data[0] not in preset_ids(cls):
         raise ValueError(f"model config names level {data[0]} ({len(data)} bytes)")
-    return preset(cls, data[0])
+    return preset_by_id(cls, data[0])
 
 
 def check_output_layer(config: Any) -> None:

@@ -15,6 +15,7 @@ input).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .._kernels.cm import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
 from .base import Model, check_range, config_from_bytes, config_to_bytes
@@ -31,7 +32,7 @@ class CMSpec:
     """A config as the kernel takes it: parsed and checked once (``CMConfig.spec``).
 
         >>> CMConfig.for_level(1).spec.contexts
-        ((0, 2), (0, 3), (0, 4))
+        ((0, 2), (0, 3), (0, 4), (3, 0), (3, 1), (3, 2))
     """
     contexts: tuple[tuple[int, int], ...]  # (kind id, parameter), in input order
     matches: tuple[int, ...]  # minimum lengths of the match models
@@ -48,6 +49,7 @@ class CMSpec:
     apm_rate: int
     gate_units: int
     gate_rate: float
+    periods: bool  # record=2: the record length by scored repeat distances
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,15 @@ class CMConfig:
     # before and the text column with the byte above, 3 also skip-word, separator, the byte
     # before the word and the sentence so far
     sparse: int = 0  # sparse contexts: 0 off, 1 three (skip 1-2 bytes), 2 six
-    record: int = 0  # record contexts with the record length detected (0/1)
+    record: int = 0  # record contexts with the record length detected: 0 off, 1 by runs of
+    # votes, 2 by scored repeat distances (finds 216 in ptt5, 13 in kennedy.xls)
+    columns: int = 0  # with record contexts, 4 more: the column in the record with the byte
+    # above and with the byte before, 2-D neighbourhoods (0/1)
+    text: int = 0  # 1: four more word contexts: the word and the three before it, the word,
+    # the previous and the third previous, the word and the bracket/quote/tag nesting, the
+    # word and the column in the line
+    aligned: int = 0  # 1: three contexts of the lane in the aligned 32-bit word and its bytes
+    # so far, with the previous word, the word before it, the previous two words' first bytes
     indirect: int = 0  # indirect contexts: the bytes that followed the last one or two (0/1)
     experts: str = ""  # symbol experts joined as inputs: "ctwD", "order2" ("+"-joined)
     network: str = ""  # online network as an input and gate: "", "glnn", "mlstm"
@@ -87,6 +97,12 @@ class CMConfig:
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
 
+    # Fields added after streams existed: left out of the header while at their defaults.
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text")
+    # Levels whose presets changed (issue 20) -> the header's preset id for the new preset
+    # (at most 15: the compact header's flags hold it); ids 1-9 name FIRST_PRESETS.
+    PRESET_IDS: ClassVar[dict[int, int]] = {1: 10, 6: 11, 9: 12}
+
     def __post_init__(self) -> None:
         orders = [v for v in self.orders.split(",") if v] if self.orders else []
         if not all(v.isdigit() and 2 <= int(v) <= MAX_ORDER for v in orders) or \
@@ -95,8 +111,11 @@ class CMConfig:
         for name, value, low, high in [("match", self.match, 0, 64),
                                        ("match2", self.match2, 0, 64),
                                        ("word", self.word, 0, 3), ("sparse", self.sparse, 0, 2),
-                                       ("record", self.record, 0, 1),
+                                       ("record", self.record, 0, 2),
                                        ("indirect", self.indirect, 0, 1),
+                                       ("columns", self.columns, 0, 1),
+                                       ("text", self.text, 0, 1),
+                                       ("aligned", self.aligned, 0, 1),
                                        ("gate_units", self.gate_units, 0, 64),
                                        ("table_bits", self.table_bits, 10, 26),
                                        ("history_bits", self.history_bits, 10, 26),
@@ -122,12 +141,17 @@ class CMConfig:
             raise ValueError("network and network_config go together")
         if self.network:
             self.network_model_config()  # raises ValueError when it does not parse
+        if self.columns and not self.record:
+            raise ValueError("columns needs record contexts")
         n_experts = len(parse_experts(self.experts))
         contexts = tuple((KINDS["order"], int(v)) for v in orders) + \
             tuple((KINDS["word"], j) for j in range(WORD_CONTEXTS[self.word])) + \
             tuple((KINDS["sparse"], j) for j in range(SPARSE_CONTEXTS[self.sparse])) + \
-            tuple((KINDS["record"], j) for j in range(3 * self.record)) + \
-            tuple((KINDS["indirect"], j) for j in range(3 * self.indirect))
+            tuple((KINDS["record"], j) for j in range(3 * (self.record > 0))) + \
+            tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
+            tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
+            tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
+            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned))
         matches = tuple(m for m in (self.match, self.match2) if m)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 1 + len(contexts) + 2 + len(matches) + n_experts + bool(self.network) > \
@@ -140,7 +164,8 @@ class CMConfig:
                       selectors=tuple(SELECTORS[s] for s in sets), layer2=bool(self.layer2),
                       optimizer=OPTIMIZERS[self.optimizer], rate=self.rate, rate2=self.rate2,
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
-                      gate_units=self.gate_units, gate_rate=self.gate_rate)
+                      gate_units=self.gate_units, gate_rate=self.gate_rate,
+                      periods=self.record == 2)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
 
     @property
@@ -161,6 +186,21 @@ class CMConfig:
         """Levels trade speed for ratio (benchmarks/cm.py measures them)."""
         return cls(**LEVELS[level])
 
+    @classmethod
+    def for_preset_id(cls, preset_id: int) -> "CMConfig":
+        """The config a header's preset id names (``seqzip.models.base.preset_by_id``): ids
+        1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels.
+
+            >>> CMConfig.for_preset_id(11) == CMConfig.for_level(6) != CMConfig.for_preset_id(6)
+            True
+        """
+        if preset_id in FIRST_PRESETS:
+            return cls(**FIRST_PRESETS[preset_id])
+        levels = [level for level, i in cls.PRESET_IDS.items() if i == preset_id]
+        if not levels:
+            raise ValueError(f"no preset id {preset_id}")
+        return cls.for_level(levels[0])
+
     def memory_bytes(self, alphabet_size: int) -> int:
         """Bytes the kernel, its symbol experts and its network allocate (a bound)."""
         A = alphabet_size
@@ -178,7 +218,7 @@ class CMConfig:
             (n_contexts + 2) * 256 * 6 + mixer + \
             sum(((1 << B), A << B, 1 << 16, 1 << 16, 48 << B)[i] * 33 * 2
                 for i in range(self.apm)) + \
-            8 * (A + 6 * (2 << B)) + (1 << 16)
+            8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
@@ -215,7 +255,7 @@ def network_config(name: str, **fields) -> str:
 # the speed at levels 6, 7 and 9.
 _TEXT = dict(word=3, sparse=2, indirect=1, record=1, match2=16,
              sets="node,match,order,c1,word", apm=4)
-LEVELS: dict[int, dict] = {
+FIRST_PRESETS: dict[int, dict] = {  # what preset ids 1-9 name in every stream: never changed
     1: dict(orders="2,3,4", match=6, word=0, sets="node", layer2=False, apm=1,
             table_bits=18, history_bits=20),
     2: dict(orders="2,3,4,6", match=6, word=1, sets="node,match", apm=2, table_bits=20),
@@ -233,6 +273,20 @@ LEVELS: dict[int, dict] = {
     9: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
             history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=96)),
 }
+# Issue 20 (benchmarks/canterbury.py): level 1 adds record contexts with the scored record
+# length (Canterbury 423,412 -> 378,676 bytes, about 10% more CPU time on text); level 6 adds the
+# scored record length, column, text and aligned contexts and drops the GLNN (337,357 bytes with
+# it, +148 without, 44% of the time); level 9 adds the same contexts and keeps its mLSTM.
+# The levels whose presets changed since, each under a new preset id
+# (CMConfig.PRESET_IDS); ids 1-9 keep naming FIRST_PRESETS, so old streams decode as written.
+LEVELS: dict[int, dict] = dict(FIRST_PRESETS)
+LEVELS.update({
+    1: dict(FIRST_PRESETS[1], record=2),
+    # no GLNN: on Canterbury it gained 148 bytes of 337,357 (0.0004 bpc) for 44% of the time
+    6: dict(FIRST_PRESETS[6], record=2, text=1, aligned=1, columns=1, network="",
+            network_config=""),
+    9: dict(FIRST_PRESETS[9], record=2, text=1, aligned=1, columns=1),
+})
 
 
 class CMModel(Model):

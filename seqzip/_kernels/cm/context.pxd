@@ -4,11 +4,18 @@
 # The history ring, the last 8 bytes (c8), the current and previous words (case folded), the
 # separator after the last word, the sentence so far, line starts, the detected record length
 # (a byte value seen twice at the same distance votes for that period) and the follow tables
-# (the last two bytes that followed each byte and each pair of bytes).
-from libc.stdint cimport uint8_t, uint16_t, uint64_t
+# (the last two bytes that followed each byte and each pair of bytes); optionally a second
+# record-length detector (scored repeat distances: ``periods``) and the text trackers (the
+# third previous word, the bracket/quote/tag nesting: ``text``).
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc
 from libc.string cimport memset
 from seqzip._kernels.cm.tables cimport hash2
+
+
+cdef enum:
+    PERIODS = 4096               # record=2: slots of the table of scored repeat distances
+    PERIOD_MIN = 16              # the score a distance needs to become the record length
 
 
 cdef struct Context:
@@ -27,9 +34,16 @@ cdef struct Context:
     int record_votes, candidate_votes
     uint16_t follow1[256]        # the last two bytes that followed each byte
     uint16_t follow2[65536]      # ... and each pair of bytes
+    bint periods                 # record=2: score repeat distances (needs ``records``)
+    uint32_t period_d[PERIODS]   # scored repeat distances, by d % PERIODS
+    uint32_t period_s[PERIODS]   # ... and their scores
+    uint64_t period_len[1]       # the best-scored distance (0: none yet)
+    bint text                    # text=1: track the nesting
+    uint64_t text_state[2]       # the word before the previous two, the nesting
 
 
-cdef inline int ctx_init(Context* c, int history_bits, bint records) noexcept nogil:
+cdef inline int ctx_init(Context* c, int history_bits, bint records, bint periods,
+                         bint text) noexcept nogil:
     c.history_mask = (<uint64_t>1 << history_bits) - 1
     c.history = <uint8_t*>calloc(c.history_mask + 1, 1)
     c.pos = 0
@@ -46,6 +60,12 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records) noexcept no
     c.record_votes = c.candidate_votes = 0
     memset(c.follow1, 0, sizeof(c.follow1))
     memset(c.follow2, 0, sizeof(c.follow2))
+    c.periods = periods and records
+    memset(c.period_d, 0, sizeof(c.period_d))
+    memset(c.period_s, 0, sizeof(c.period_s))
+    c.period_len[0] = 0
+    c.text = text
+    c.text_state[0] = c.text_state[1] = 0
     return -1 if c.history == NULL else 0
 
 
@@ -54,6 +74,12 @@ cdef inline uint64_t ctx_back(const Context* c, uint64_t k) noexcept nogil:
     if k > c.pos:
         return 0
     return c.history[(c.pos - k) & c.history_mask]
+
+
+cdef inline uint64_t ctx_record_length(const Context* c) noexcept nogil:
+    """The record length the record contexts use: the scored one once there is one, else the
+    run-vote one (0: none)."""
+    return c.period_len[0] if c.period_len[0] else c.record_len
 
 
 cdef inline int byte_class(int b) noexcept nogil:
@@ -65,6 +91,69 @@ cdef inline int byte_class(int b) noexcept nogil:
     if b == 32 or b == 10 or b == 13 or b == 9:
         return 2
     return 3
+
+
+cdef inline void ctx_nest(Context* c, uint8_t b) noexcept nogil:
+    """text=1: ``text_state[1]``, the nesting: depths of ( [ { (each 0..3, two bits at 0, 2,
+    4), inside double quotes (bit 6), inside a markup tag < > (bit 7)."""
+    cdef uint64_t n = c.text_state[1], d
+    cdef int shift = -1
+    if b == 40 or b == 41:
+        shift = 0
+    elif b == 91 or b == 93:
+        shift = 2
+    elif b == 123 or b == 125:
+        shift = 4
+    if shift >= 0:
+        d = (n >> shift) & 3
+        if b == 40 or b == 91 or b == 123:
+            d = d + 1 if d < 3 else d
+        elif d > 0:
+            d -= 1
+        n = (n & ~(<uint64_t>3 << shift)) | (d << shift)
+    elif b == 34:
+        n ^= 64
+    elif b == 60:
+        n |= 128
+    elif b == 62:
+        n &= ~(<uint64_t>128)
+    elif b == 10 and not (n & 7):
+        n &= ~(<uint64_t>64)  # a quote left open ends with its line, outside brackets
+    c.text_state[1] = n
+
+
+cdef inline void ctx_vote_period(Context* c, uint8_t b, uint64_t here) noexcept nogil:
+    """record=2 (before the run-vote detector moves ``last_pos``/``last_dist``): a byte value
+    seen twice at the same distance d (2..65535) scores d in a table of PERIODS slots (slot
+    d % PERIODS; another distance in the slot loses one point per vote and is replaced at
+    zero).  ``period_len`` becomes the best-scored distance once its score is at least
+    PERIOD_MIN and exceeds the current one's by more than 2.  Scores are halved when one
+    reaches 2^16, so that the length can follow a change of format."""
+    cdef uint64_t d, r = c.period_len[0]
+    cdef uint32_t current
+    cdef int slot, i
+    if c.last_pos[b] == 0:
+        return
+    d = here + 1 - c.last_pos[b]
+    if d != c.last_dist[b] or not 2 <= d <= 65535:
+        return
+    slot = <int>(d % PERIODS)
+    if c.period_d[slot] == d:
+        c.period_s[slot] += 1
+    elif c.period_s[slot] > 0:
+        c.period_s[slot] -= 1
+    else:
+        c.period_d[slot] = <uint32_t>d
+        c.period_s[slot] = 1
+    if c.period_d[slot] == d and d != r:
+        current = 0
+        if r and c.period_d[r % PERIODS] == r:
+            current = c.period_s[r % PERIODS]
+        if c.period_s[slot] > current + 2 and c.period_s[slot] >= PERIOD_MIN:
+            c.period_len[0] = d
+    if c.period_s[slot] >= 65536:
+        for i in range(PERIODS):
+            c.period_s[i] >>= 1
 
 
 cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
@@ -86,6 +175,7 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
         c.word_len += 1
     else:
         if c.word_len:
+            c.text_state[0] = c.word2
             c.word2 = c.word1
             c.word1 = c.word0
             c.sentence = hash2(c.sentence, c.word0)
@@ -95,10 +185,14 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
         c.separator = ((c.separator << 8) | b) & 0xFFFFFF
         if b == 46 or b == 33 or b == 63:  # . ! ? end a sentence
             c.sentence = 0
+    if c.text:
+        ctx_nest(c, b)
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
     # records: a byte value seen twice at the same distance votes for that period
+    if c.periods:
+        ctx_vote_period(c, b, here)
     if c.records:
         if c.last_pos[b]:
             d = here + 1 - c.last_pos[b]

@@ -8,7 +8,7 @@ no symbol of the alphabet is forced and costs nothing.  For every decision:
 
 1. *Experts* each give a probability that the bit is 1:
    - context models: order 0 and 1 from direct tables, orders 2 and up (and word, sparse,
-     record and indirect contexts: ``kinds.pxd``) from one hash table of 16-byte slots
+     record, indirect, column, text and aligned contexts: ``kinds.pxd``) from one hash table of 16-byte slots
      (``slots.pxd``), one slot per context and group of up to 4 bits.  Each slot holds a *bit
      history* per node, mapped to a probability by an adaptive table per context
      (``tables.pxd``: the states and the StateMap rule);
@@ -38,7 +38,7 @@ The kernel takes its config already parsed and checked (``seqzip.models.cm.CMCon
     >>> spec = SimpleNamespace(contexts=((KINDS["order"], 2), (KINDS["order"], 3)),
     ...     matches=(4,), table_bits=14, history_bits=16, selectors=(SELECTORS["node"],),
     ...     layer2=False, optimizer=OPTIMIZERS["qdh"], rate=1.0, rate2=1.0, decay=0.999,
-    ...     eps=0.5, apm=2, apm_rate=7, gate_units=0, gate_rate=0.1)
+    ...     eps=0.5, apm=2, apm_rate=7, gate_units=0, gate_rate=0.1, periods=False)
     >>> k = CMKernel(spec, b"abc")
     >>> for s in [0, 1, 2] * 300:
     ...     k.update(s)
@@ -59,11 +59,12 @@ from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_MEMORY, STATUS_OK, STATUS_
                            SYMBOL_MODE, Kernel, ModelInterface, raw_get, raw_set)
 from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_init_stage, apm_learn,
                                      apm_memory, apm_prefetch, apm_refine)
-from seqzip._kernels.cm.context cimport Context, byte_class, ctx_init, ctx_update
+from seqzip._kernels.cm.context cimport (Context, byte_class, ctx_init, ctx_record_length,
+                                         ctx_update)
 from seqzip._kernels.cm.experts cimport (MAX_SYMBOL_EXPERTS, SymbolExperts, se_begin,
                                          se_init, se_input, se_memory, se_update)
-from seqzip._kernels.cm.kinds cimport (K_INDIRECT, K_ORDER, K_RECORD, K_SPARSE, K_WORD,
-                                       N_KINDS, kind_function, kind_hash, kind_tag)
+from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_ORDER, K_RECORD,
+                                       K_SPARSE, K_TEXT, K_WORD, N_KINDS, kind_function, kind_hash, kind_tag)
 from seqzip._kernels.cm.match cimport (MatchModel, mm_after_bit, mm_init, mm_input, mm_learn,
                                        mm_memory, mm_state, mm_update)
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, PRIOR, Mixer, Optimiser,
@@ -95,7 +96,7 @@ cdef enum:  # mixer weight-set selectors
     N_SELECTORS = 8
 
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
-         "indirect": K_INDIRECT}
+         "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED}
 SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
              "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET}
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
@@ -128,7 +129,8 @@ cdef class CMKernel(Kernel):
             ``table_bits`` (2^table_bits slots of 16 bytes), ``history_bits``, ``selectors``
             (ids of ``SELECTORS``, one per weight set), ``layer2``, ``optimizer`` (an id of
             ``OPTIMIZERS``), ``rate``, ``rate2``, ``decay``, ``eps``, ``apm`` (stages),
-            ``apm_rate``, ``gate_units``, ``gate_rate``.  Only the bounds that keep memory
+            ``apm_rate``, ``gate_units``, ``gate_rate``, ``periods`` (score repeat distances
+            for the record length: record=2).  Only the bounds that keep memory
             safe are checked here.
         alphabet: the byte values of the symbols, in order (symbol i is alphabet[i]).
         experts: symbol-mode kernels whose distributions become inputs.
@@ -268,7 +270,9 @@ cdef class CMKernel(Kernel):
             raise ValueError("the net and gate selectors need a network; one gated set, with "
                              "gate_units >= 1")
         # the shared context state
-        if ctx_init(&self.ctx, spec.history_bits, any(kind == K_RECORD for kind, j in contexts)):
+        if ctx_init(&self.ctx, spec.history_bits,
+                    any(kind in (K_RECORD, K_COLUMN) for kind, j in contexts) or spec.periods,
+                    spec.periods, any(kind == K_TEXT for kind, j in contexts)):
             raise MemoryError()
         # hashed contexts and the direct tables
         self.n_hashed = len(contexts)
@@ -689,8 +693,8 @@ cdef class CMKernel(Kernel):
         return p1 if m.sm_index & 1 else 1.0 - p1
 
     def record_length(self):
-        """The detected record length (0: none)."""
-        return self.ctx.record_len
+        """The detected record length the record contexts use (0: none)."""
+        return ctx_record_length(&self.ctx)
 
     def word_hashes(self):
         """(current word, previous word, the one before): 0 for none."""
@@ -936,6 +940,7 @@ cdef class CMKernel(Kernel):
         out = self._all_buffers()
         if light:
             heavy = {"history", "table", "last_pos", "last_dist", "follow1", "follow2",
+                     "period_d", "period_s", "period_len", "text_state",
                      "match0.table", "match1.table"}
             out = [b for b in out if b[0] not in heavy]
         return out
@@ -983,6 +988,14 @@ cdef class CMKernel(Kernel):
         out.append(("last_dist", sizeof(self.ctx.last_dist), <size_t>&self.ctx.last_dist[0]))
         out.append(("follow1", sizeof(self.ctx.follow1), <size_t>&self.ctx.follow1[0]))
         out.append(("follow2", sizeof(self.ctx.follow2), <size_t>&self.ctx.follow2[0]))
+        if self.ctx.periods:
+            out.append(("period_d", sizeof(self.ctx.period_d), <size_t>&self.ctx.period_d[0]))
+            out.append(("period_s", sizeof(self.ctx.period_s), <size_t>&self.ctx.period_s[0]))
+            out.append(("period_len", sizeof(self.ctx.period_len),
+                        <size_t>&self.ctx.period_len[0]))
+        if self.ctx.text:
+            out.append(("text_state", sizeof(self.ctx.text_state),
+                        <size_t>&self.ctx.text_state[0]))
         out.append(("inputs", sizeof(self.inputs), <size_t>&self.inputs[0]))
         out.append(("y2", sizeof(self.y2), <size_t>&self.y2[0]))
         out.append(("apm_ctx", sizeof(self.apm.ctx), <size_t>&self.apm.ctx[0]))

@@ -7,7 +7,7 @@
 # registration), its name in ``KINDS`` (kernel.pyx); the config (seqzip/models/cm.py) says how
 # many of it a level uses (a field, its range, one line building ``CMSpec.contexts``).
 from libc.stdint cimport uint64_t
-from seqzip._kernels.cm.context cimport Context, ctx_back
+from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_record_length
 from seqzip._kernels.cm.tables cimport hash2
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
@@ -18,7 +18,10 @@ cdef enum:  # context kinds (the tags' ids)
     K_SPARSE = 2
     K_RECORD = 3
     K_INDIRECT = 4
-    N_KINDS = 5
+    K_COLUMN = 5      # columns=1: the column in the record and 2-D neighbourhoods
+    K_TEXT = 6        # text=1: longer and gapped word contexts, nesting, the column
+    K_ALIGNED = 7     # aligned=1: 32-bit words (machine code of fixed-width instructions)
+    N_KINDS = 8
 
 
 cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -76,7 +79,7 @@ cdef inline uint64_t sparse_hash(const Context* c, uint64_t tag, int j) noexcept
 
 cdef inline uint64_t record_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
     """The bytes one and two records above (the record length is detected)."""
-    cdef uint64_t r = c.record_len
+    cdef uint64_t r = ctx_record_length(c)
     if r == 0:
         return hash2(tag, 0)
     if j == 0:
@@ -96,6 +99,49 @@ cdef inline uint64_t indirect_hash(const Context* c, uint64_t tag, int j) noexce
     return hash2(tag, (c.c8 & 0xFFFF) | (<uint64_t>(c.follow1[c.c8 & 0xFF] & 0xFF) << 16))
 
 
+cdef inline uint64_t column_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """The column in the record (pos mod the record length) and 2-D neighbourhoods."""
+    cdef uint64_t r = ctx_record_length(c)
+    if r == 0:
+        return hash2(tag, 0)
+    if j == 0:  # the column and the byte above
+        return hash2(tag, ((c.pos % r) << 8) | ctx_back(c, r))
+    if j == 1:  # the column and the byte before
+        return hash2(tag, ((c.pos % r) << 8) | (c.c8 & 0xFF))
+    if j == 2:  # above, above-left, above-right, two rows above, and the byte before
+        return hash2(tag, (ctx_back(c, r) << 32) | (ctx_back(c, r + 1) << 24) |
+                     (ctx_back(c, r - 1) << 16) | (ctx_back(c, 2 * r) << 8) | (c.c8 & 0xFF))
+    # j == 3: the byte above and the two before
+    return hash2(tag, (ctx_back(c, r) << 16) | (c.c8 & 0xFFFF))
+
+
+cdef inline uint64_t text_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Longer and gapped word contexts, the nesting and the column (the text trackers)."""
+    cdef uint64_t h = c.word0 if c.word_len else hash2(tag, (c.c8 & 0xFFFF) | 0x2020)
+    if j == 0:  # the word and the three before it
+        return hash2(hash2(hash2(hash2(tag, h), c.word1), c.word2), c.text_state[0])
+    if j == 1:  # the word, the previous one and the third previous (the second skipped)
+        return hash2(hash2(hash2(tag, h), c.word1), c.text_state[0])
+    if j == 2:  # the word and the nesting of brackets, quotes and tags
+        return hash2(hash2(tag, h), c.text_state[1])
+    # j == 3: the word and the column in the line
+    return hash2(hash2(tag, h), min(c.pos - c.line_start, <uint64_t>127))
+
+
+cdef inline uint64_t aligned_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """The lane in the aligned 32-bit word (pos mod 4) and the word's bytes so far, with the
+    previous word (j = 0), the word before it (1), the first bytes of the previous two (2)."""
+    cdef int k = <int>(c.pos & 3)
+    cdef uint64_t h = hash2(tag, (c.c8 & ((<uint64_t>1 << (8 * k)) - 1)) | (<uint64_t>k << 32))
+    cdef uint64_t r = (c.c8 >> (8 * k)) & 0xFFFFFFFFULL  # the previous word
+    if j == 0:
+        return hash2(h, r)
+    if j == 1:
+        return hash2(h, (ctx_back(c, k + 5) << 24) | (ctx_back(c, k + 6) << 16) |
+                     (ctx_back(c, k + 7) << 8) | ctx_back(c, k + 8))
+    return hash2(h, (r >> 24 << 8) | ctx_back(c, k + 8))
+
+
 cdef inline kind_hash kind_function(int kind) noexcept nogil:
     """The registration of the kinds: id -> function (NULL for an unknown id)."""
     if kind == K_ORDER:
@@ -108,6 +154,12 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
         return record_hash
     if kind == K_INDIRECT:
         return indirect_hash
+    if kind == K_COLUMN:
+        return column_hash
+    if kind == K_TEXT:
+        return text_hash
+    if kind == K_ALIGNED:
+        return aligned_hash
     return NULL
 
 

@@ -54,12 +54,14 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
     return dot, p
 
 
-def py_context_hashes(bytes data, list contexts, bint records=True):
+def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
+                      bint text=False):
     """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
-    0..255), from a fresh context state: for tests of the kinds' stability."""
+    0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
+    text trackers): for tests of the kinds' stability."""
     cdef Context* c = <Context*>calloc(1, sizeof(Context))
     cdef kind_hash f
-    if c == NULL or ctx_init(c, 16, records) < 0:
+    if c == NULL or ctx_init(c, 16, records, periods, text) < 0:
         if c != NULL:
             free(c.history)
         free(c)

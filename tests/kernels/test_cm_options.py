@@ -1,0 +1,118 @@
+"""The context mixer's options of issue 20 (record=2, columns, text, aligned), each on its own:
+each doing what it is for on data made for it, its hashes pinned, its state saved and restored
+mid-stream, and its config fields absent from a header while at their defaults."""
+import io
+
+import numpy as np
+
+import seqzip
+from seqzip.models.cm import CMConfig
+import pytest
+
+from seqzip._kernels import cm
+from seqzip._kernels.cm import KINDS
+from tests.kernels.test_cm import feed, kernel
+
+
+def round_trip(data: bytes, **fields) -> int:
+    config = CMConfig(**dict(dict(orders="2,3,4", table_bits=16, history_bits=16), **fields))
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, model="cm", config=config)
+    assert seqzip.decompress(out.getvalue()) == data
+    return len(out.getvalue())
+
+PINNED = [9638903180283664975, 15582964673698715327, 15473659001380384962, 8460877687479013546,
+          3637156127934810622, 9735976756269858671, 9413103715942521894, 12600724414670790570,
+          1792666628248942007, 18356952361204471780, 4192474413831962785, 13502147102719437875]
+
+
+def noisy_image(rows: int = 120, width: int = 216, seed: int = 1) -> bytes:
+    """A 1-bit picture: vertical strokes (the same byte in the same column on every row) among
+    sparse noise bytes of a few values, mostly zero bytes."""
+    rng = np.random.default_rng(seed)
+    row = np.zeros(width, dtype=np.uint8)
+    row[rng.integers(0, width, 20)] = rng.integers(1, 256, 20)
+    out = []
+    for _ in range(rows):
+        r = row.copy()
+        noise = rng.integers(0, width, 40)
+        r[noise] = rng.integers(1, 3, 40)
+        out.append(r.tobytes())
+    return b"".join(out)
+
+
+def test_scored_record_length_finds_the_width_among_noise():
+    data = noisy_image()
+    runs, scored = kernel(record=1), kernel(record=2)
+    feed(runs, data)
+    feed(scored, data)
+    assert runs.record_length() != 216 and scored.record_length() == 216
+
+
+def test_scored_record_length_round_trips():
+    data = noisy_image(rows=40)
+    assert round_trip(data, record=2) < round_trip(data, record=1)
+
+
+def test_column_contexts_need_record_contexts_and_round_trip():
+    with pytest.raises(ValueError):
+        CMConfig(record=0, columns=1)
+    assert kernel(record=2, columns=1).context_count() == kernel(record=2).context_count() + 4
+    data = noisy_image(rows=40)
+    assert round_trip(data, record=2, columns=1) < round_trip(data, record=2)
+
+
+def test_text_contexts_round_trip_and_pay_on_text():
+    from seqzip import corpora
+    text = corpora.generate("text", 6000, seed=3).data + b" (a [b {c} \"d\"] <e>)\n" * 20
+    assert kernel(text=1).context_count() == kernel().context_count() + 4
+    assert round_trip(text, text=1) < round_trip(text)
+    with pytest.raises(ValueError):
+        CMConfig(text=2)
+
+
+def test_aligned_contexts_pay_on_fixed_width_code():
+    assert kernel(aligned=1).context_count() == kernel().context_count() + 3
+    rng = np.random.default_rng(3)  # 32-bit words: an opcode of four, a byte it fixes, noise
+    code = b"".join(bytes([op, op ^ 0x5A]) + rng.integers(0, 256, 2, dtype=np.uint8).tobytes()
+                    for op in rng.integers(0, 4, 1500) * 64 + 3)
+    assert round_trip(code, aligned=1) < round_trip(code)
+    with pytest.raises(ValueError):
+        CMConfig(aligned=2)
+
+
+def test_new_fields_leave_old_headers_alone():
+    import dataclasses
+    import json
+    from seqzip.models.base import config_from_bytes, config_to_bytes
+    old = config_to_bytes(CMConfig(record=2))
+    assert len(json.loads(old)) == len(dataclasses.fields(CMConfig)) - 3
+    assert config_from_bytes(CMConfig, old) == CMConfig(record=2)
+    new = CMConfig(record=2, columns=1, text=1, aligned=1)
+    assert config_from_bytes(CMConfig, config_to_bytes(new)) == new
+
+
+def test_new_kinds_hashes_are_pinned():
+    """The hashes are part of the streams: a change here changes every stream using them."""
+    data = b"the (cat [sat]) on \"the\" mat.\n<b>the dog</b> ran" * 3 + b"(in"
+    kinds = [(KINDS["column"], j) for j in range(4)] + [(KINDS["text"], j) for j in range(4)] + \
+        [(KINDS["aligned"], j) for j in range(3)] + [(KINDS["record"], 0)]
+    got = cm.py_context_hashes(data, kinds, True, True, True)
+    assert got == PINNED
+    assert cm.py_context_hashes(data, kinds[4:8], True, True, False) != got[4:8]  # nesting off
+
+
+def test_state_of_the_new_trackers_restores_mid_stream():
+    data = noisy_image(rows=30) + b"(a [b {c} \"d\"] <e>) the cat" * 30
+    fields = dict(record=2, columns=1, text=1, aligned=1)
+    a, b = kernel(**fields), kernel(**fields)
+    feed(a, data[:5000])
+    state = a.get_state()
+    assert {"period_d", "period_s", "period_len", "text_state"} <= set(state)
+    b.set_state(state)
+    assert b.record_length() == a.record_length() == 216
+    feed(a, data[5000:])
+    feed(b, data[5000:])
+    assert a.predict_bit() == b.predict_bit()
+    assert "period_d" not in kernel(record=1).get_state()
+    assert "text_state" not in kernel().get_state()

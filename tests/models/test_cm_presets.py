@@ -1,0 +1,62 @@
+"""The cm presets of issue 20 under new preset ids: ids 1-9 keep naming the first presets, so
+streams written before the change decode exactly; today's changed levels write ids 10-12."""
+import io
+
+import pytest
+
+import seqzip
+from seqzip import container
+from seqzip.models.base import LEVELS, config_from_header, config_to_header
+from seqzip.models.cm import FIRST_PRESETS, CMConfig
+
+DATA = b"An old stream: the level-6 preset as streams before issue 20 name it (id 6).\n" * 3 + \
+    bytes(range(40))
+# seqzip.compress(DATA, level) by main at 5cd1e52 (before issue 20's presets), format 6
+OLD_STREAMS = {
+    1: "b753515a0607218f020076054d7bb9a1f5748b28f2dc84fe8b50165b5b216cb94a719aed6045873ad58c163"
+       "983427b9c49e7870bcaa83cb9f6bd760d26fc6824b716f52f517dedbfe708351298396f2d08e8a2fad6cb7f"
+       "8509013431f7d1b1ef14acc6ca8a6171e3a74153b4f08e76f0830f87ee788462c9da",
+    6: "b753515a0607268f020076054d7bb9a1f5748b28f2dc84feef5a164fc9216cb94abd642161882533350b7b4"
+       "455c8c714a57b2b536156ed431f6d9a1db8fc4acb5f312ce6c290878f98bcf2bde7674ad0f837e9611641cd"
+       "28fff98fe98cf06d48887b2be33ddf9add711ad5067d06bc964e167db349e49a65dd",
+    9: "b753515a0607298f020076054d7bb9a1f5748b28f2dc84fe87fe1689de216cb94a2a5b21612f8584134bdc3"
+       "75b82e60812c348358d6c1d86861d7d12028dde25f04ed4ec9278a6485dfdfd35d48cec668ee93d0cea52b0"
+       "147490e9614a92d411be5b3b06591789fc5ade9bd2567f60aa800a2ce98f00000000",
+}
+
+
+@pytest.mark.parametrize("level", sorted(OLD_STREAMS))
+def test_a_stream_of_the_first_presets_still_decodes(level):
+    old = bytes.fromhex(OLD_STREAMS[level])
+    assert container.parse_header(old)[0].config == bytes([level])
+    assert seqzip.decompress(old) == DATA
+    # the first preset, given as a config, is written as it was: the same stream
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(DATA), out, model="cm", config=CMConfig.for_preset_id(level))
+    assert out.getvalue() == old
+
+
+def test_the_renumbered_levels_are_those_that_changed():
+    changed = {level for level in LEVELS
+               if CMConfig.for_level(level) != CMConfig(**FIRST_PRESETS[level])}
+    assert changed == set(CMConfig.PRESET_IDS)
+    ids = list(CMConfig.PRESET_IDS.values())
+    assert len(set(ids)) == len(ids) and all(9 < i <= 15 for i in ids)  # one flags nibble
+
+
+def test_each_level_writes_its_id_and_reads_back():
+    for level in LEVELS:
+        header = config_to_header(CMConfig, CMConfig.for_level(level))
+        assert header == bytes([CMConfig.PRESET_IDS.get(level, level)])
+        assert config_from_header(CMConfig, header, 6) == CMConfig.for_level(level)
+        assert config_from_header(CMConfig, bytes([level]), 6) == \
+            CMConfig(**FIRST_PRESETS[level])
+    for bad in (0x0D, 0x0E, 0x0F):
+        with pytest.raises(ValueError, match="names level"):
+            config_from_header(CMConfig, bytes([bad]), 6)
+
+
+def test_a_new_level_stream_is_a_one_byte_preset_and_round_trips():
+    packed = seqzip.compress(DATA, 6)
+    assert container.parse_header(packed)[0].config == bytes([CMConfig.PRESET_IDS[6]])
+    assert seqzip.decompress(packed) == DATA
