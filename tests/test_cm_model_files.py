@@ -262,3 +262,16 @@ except mf.Finding as exc:
 print(json.dumps({{"outcome": outcome}}))
 """)
     assert out["outcome"] == "rejected"
+
+
+def test_vote_counters_past_64_are_states_the_model_reaches():
+    """The record detector's winning candidate brings its votes along (65 and more after a
+    change of period): a counter, never an index, so any non-negative value loads."""
+    import numpy as np
+    from seqzip.predictor import Predictor
+
+    p = Predictor("cm", 1, alphabet=b"abc")
+    state = p._model.kernel.get_state()
+    state["ctx.record_votes"] = np.array(65, dtype=state["ctx.record_votes"].dtype)
+    p._model.kernel.set_state(state)
+    assert int(p._model.kernel.get_state()["ctx.record_votes"]) == 65

@@ -94,7 +94,7 @@ def check_context(L: dict, v: dict, raw: dict):
     pos = v["ctx.pos"]
     _int(v, "ctx.c1_index", 0, L["A"] - 1)
     _int(v, "ctx.word_len", 0, INT_MAX)
-    _int(v, "ctx.record_votes", 0, 64)
+    _int(v, "ctx.record_votes", 0, INT_MAX)  # a counter (a won vote may pass 64): no index
     _int(v, "ctx.candidate_votes", 0, INT_MAX)
     _int(v, "ctx.line_start", 0, pos)
     _int(v, "ctx.prev_line_start", 0, v["ctx.line_start"])
