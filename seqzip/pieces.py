@@ -11,6 +11,7 @@ faces above it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import io
 import os
 import signal
@@ -122,14 +123,13 @@ def _worker_death(workers: dict) -> str:
 
 
 def _end_pool(pool, workers: dict, wait: bool) -> None:
-    """Shut ``pool`` down: at once (``wait`` false: the run failed or stopped early) by
-    ending its workers, which a pool would otherwise let finish the pieces they hold."""
+    """Shut ``pool`` down and collect its workers; with ``wait`` false (the run failed or
+    stopped early) end them first, since a pool would let them finish the pieces they hold."""
     if not wait:
-        pool.shutdown(wait=False, cancel_futures=True)
         for process in workers.values():
             if process.exitcode is None:
                 process.kill()
-    pool.shutdown(wait=True)
+    pool.shutdown(wait=True, cancel_futures=not wait)
 
 
 class StreamSpan(collections.namedtuple("StreamSpan", "start end header piece",
@@ -289,7 +289,7 @@ class LocalEngine:
 
     def map(self, work: Callable, jobs: Any) -> Any:
         """``work(*job)`` for each job, at most ``processes`` + 1 in flight; yields the
-        results in order.
+        results in order.  Closing the generator (or a failure) ends the workers at once.
 
         Raises:
             WorkerError: a worker died (the others are ended; nothing waits for ever).
@@ -349,10 +349,11 @@ def compress_warm(src: IO[bytes], dst: IO[bytes], lengths: list[int], engine: An
                 raise SeqzipError("input changed while it was being compressed")
             yield (chunk, start, *args)
 
-    for n, stream in zip(lengths[1:], engine.map(work, jobs())):
-        written += dst.write(stream) or 0
-        if progress:
-            progress(n)
+    with contextlib.closing(engine.map(work, jobs())) as streams:  # a failure ends the pool
+        for n, stream in zip(lengths[1:], streams):
+            written += dst.write(stream) or 0
+            if progress:
+                progress(n)
     model.close()
     if src.read(1):
         raise SeqzipError("input changed while it was being compressed")
@@ -372,10 +373,12 @@ def decompress_warm(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], eng
         progress(len(output))
     start = engine.warm(model) if model is not None else b""
 
-    for output in engine.map(work, _span_jobs(src, spans[1:], (start, *args))):
-        written += dst.write(output) or 0
-        if progress:
-            progress(len(output))
+    with contextlib.closing(engine.map(work, _span_jobs(src, spans[1:], (start, *args)))
+                            ) as outputs:
+        for output in outputs:
+            written += dst.write(output) or 0
+            if progress:
+                progress(len(output))
     if model is not None:
         model.close()
     return written
@@ -418,10 +421,12 @@ def decompress_spans(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], en
             j = i
             while j < len(spans) and spans[j].piece is None:
                 j += 1
-            for output in engine.map(works[1], _span_jobs(src, spans[i:j], args)):
-                written += dst.write(output) or 0
-                if progress:
-                    progress(len(output))
+            with contextlib.closing(engine.map(works[1], _span_jobs(src, spans[i:j], args))
+                                    ) as outputs:
+                for output in outputs:
+                    written += dst.write(output) or 0
+                    if progress:
+                        progress(len(output))
         i = j
     return written
 

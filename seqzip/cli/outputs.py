@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import sys
+import time
 from typing import IO, Iterator
 
 from .failures import ENDING_SIGNALS, UserError, ending_signals
@@ -390,6 +391,27 @@ def _publish(tmp: str, path: str, force: bool) -> None:
     os.unlink(tmp)
 
 
+class _Guarded:
+    """A temporary output whose writes notice, within a second, that its guardian ended
+    (:meth:`Janitor.check`), so that a long run stops then rather than at its end."""
+
+    CHECK_EVERY = 0.5  # seconds
+
+    def __init__(self, out: IO[bytes], janitor: Janitor, tmp: str) -> None:
+        self._out, self._janitor, self._tmp = out, janitor, tmp
+        self._next = time.monotonic() + self.CHECK_EVERY
+
+    def write(self, data) -> int:
+        now = time.monotonic()
+        if now >= self._next:
+            self._janitor.check(self._tmp)
+            self._next = now + self.CHECK_EVERY
+        return self._out.write(data)
+
+    def __getattr__(self, name: str):
+        return getattr(self._out, name)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str, force: bool, like: str | None,
                   run: OutputRun | None = None) -> Iterator[IO[bytes]]:
@@ -432,7 +454,7 @@ def atomic_output(path: str, force: bool, like: str | None,
     fd, tmp = _temporary_path(directory, name, janitor, mode)
     try:
         with ending_signals(cleanup=not janitor.active), os.fdopen(fd, "wb") as out:
-            yield out
+            yield _Guarded(out, janitor, tmp)
             out.flush()
             os.fsync(out.fileno())
             os.chmod(out.fileno(), mode)  # complete: now the output's own mode
