@@ -3,12 +3,19 @@ large input streamed both ways in bounded memory.
 
     python benchmarks/faults.py --runs 50            # signals: 50 runs per signal and direction
     python benchmarks/faults.py --big 1024           # + a 1,024 MiB input both ways (order2 -1)
+    python benchmarks/faults.py --runs 0 --kills 20  # SIGKILL of a -T 2 worker or the guardian
 
 Signals: ``seqzip compress`` / ``decompress`` of a 400 KB file is sent SIGINT, SIGTERM or
 SIGHUP after a random delay (0-4 s: before, during and after coding).  Afterwards the
 directory must hold the input (unchanged) and either no output or a complete output that
 decodes to the input; nothing else.  SIGKILL of the whole process group (the guardian child
 too) leaves the temporary file; the next run of the same command must remove it.
+
+Kills (issue 23): ``seqzip -T 2`` compress / decompress of a 1.5 MB file; once the victim
+exists and after a random delay (0-2 s), one worker process, or the guardian of temporary
+files, gets SIGKILL (as from the out-of-memory killer).  The run must end within 10 s of the kill, with exit status 1 and
+one line naming what died and nothing written (or, if it finished first, status 0 and a
+complete output); the directory must hold nothing else.
 """
 from __future__ import annotations
 
@@ -106,6 +113,97 @@ def signal_runs(runs: int, seed: int, signals=("SIGINT", "SIGTERM", "SIGHUP")) -
     return results
 
 
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid``, oldest first (the guardian is forked before the
+    workers)."""
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            kids += [int(k) for k in f.read().split()]
+
+    def started(kid: int) -> int:
+        with open(f"/proc/{kid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+
+    alive = []
+    for kid in kids:
+        try:
+            alive.append((started(kid), kid))
+        except OSError:
+            pass
+    return [kid for _, kid in sorted(alive)]
+
+
+def kill_runs(runs: int, seed: int) -> dict:
+    """SIGKILL of one worker (or of the guardian) of ``-T 2`` runs: see the module's text."""
+    rng = random.Random(seed)
+    work = tempfile.mkdtemp(prefix="seqzip-kills-")
+    data = corpora.generate("english", 1_500_000, seed=1).data
+    source = os.path.join(work, "in.txt")
+    with open(source, "wb") as f:
+        f.write(data)
+    packed = os.path.join(work, "packed.sqz")
+    with open(packed, "wb") as f:
+        seqzip.compress_file(open(source, "rb"), f, model="cm", level=1, processes=2)
+    results = {}
+    for direction in ("compress", "decompress"):
+        for victim in ("worker", "guardian"):
+            ended, bad, seconds = {"one line": 0, "finished first": 0, "no victim": 0}, [], []
+            for i in range(runs):
+                out = os.path.join(work, "out")
+                args = (["compress", "--model", "cm", "-1", "-T", "2", "-q", "-o", out, source]
+                        if direction == "compress"
+                        else ["decompress", "-T", "2", "-q", "-o", out, packed])
+                process = subprocess.Popen(SEQZIP + args, env=ENV, stderr=subprocess.PIPE,
+                                           start_new_session=True, text=True)
+                # the guardian is the oldest child; the workers (forked after piece 0) the
+                # others: wait for the victim to exist, then a random while longer
+                need, kids = (1 if victim == "guardian" else 3), []
+                while process.poll() is None and len(kids) < need:
+                    time.sleep(0.05)
+                    kids = _children(process.pid)
+                time.sleep(rng.uniform(0.0, 2.0))
+                kids = _children(process.pid) if process.poll() is None else []
+                target = (kids[:1] if victim == "guardian" else kids[1:])[-1:]
+                killed = time.monotonic()
+                if target:
+                    os.kill(target[0], signal.SIGKILL)
+                try:
+                    stderr = process.communicate(timeout=30)[1]
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    stderr = process.communicate()[1]
+                    bad.append((i, "hung: killed after 30 s"))
+                took = time.monotonic() - killed
+                names = sorted(n for n in os.listdir(work) if n not in ("in.txt", "packed.sqz"))
+                if not target:
+                    ended["no victim"] += 1
+                elif process.returncode == 1 and stderr.count("\n") == 1 and names == [] \
+                        and victim in stderr:
+                    ended["one line"] += 1
+                    seconds.append(took)
+                    if took > 10:
+                        bad.append((i, f"{took:.1f} s after the kill"))
+                elif process.returncode == 0 and names == ["out"]:
+                    ended["finished first"] += 1
+                else:
+                    bad.append((i, process.returncode, names, stderr.strip()[-200:]))
+                if os.path.exists(out):
+                    with open(out, "rb") as f:
+                        got = f.read()
+                    if (seqzip.decompress(got) if direction == "compress" else got) != data:
+                        bad.append((i, "a wrong output"))
+                    os.unlink(out)
+            worst = max(seconds, default=0.0)
+            results[f"{direction} {victim}"] = {"runs": runs, **ended, "failures": bad,
+                                                "slowest end after the kill": round(worst, 2)}
+            print(f"{direction:10} {victim:8} {runs} runs: {ended['one line']} ended with one "
+                  f"line (slowest {worst:.2f} s after the kill), {ended['finished first']} "
+                  f"finished first, {ended['no victim']} without a victim, {len(bad)} "
+                  f"failures {bad[:3]}", flush=True)
+    return results
+
+
 def big_run(mib: int) -> dict:
     """A ``mib`` MiB generated text file through order2 -1 both ways, file to file; peak RSS
     of each child process."""
@@ -143,9 +241,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--big", type=int, default=0, help="MiB of the large input (0: none)")
     parser.add_argument("--signals", default="SIGINT,SIGTERM,SIGHUP")
+    parser.add_argument("--kills", type=int, default=0,
+                        help="runs per direction and victim of SIGKILL of a -T 2 worker or of "
+                        "the guardian (0: none)")
     args = parser.parse_args()
     if args.runs:
         signal_runs(args.runs, args.seed, args.signals.split(","))
+    if args.kills:
+        kill_runs(args.kills, args.seed)
     if args.big:
         big_run(args.big)
 

@@ -15,6 +15,8 @@ file) and a ``ValueError`` (what ``bz2.decompress`` raises for one)::
           +-- TruncatedError          (also EOFError, ValueError) the data ends inside a stream
           +-- LimitError              the stream asks for more than the decoder's limits
           +-- DictionaryError         the stream needs a model file that was not given
+     +-- ChildProcessError
+          +-- WorkerError             a worker process (-T) ended before its piece was done
 
     >>> import bz2, seqzip
     >>> for module in (bz2, seqzip):
@@ -128,4 +130,14 @@ class LimitError(SeqzipError):
         Traceback (most recent call last):
         ...
         seqzip.errors.LimitError: stream declares 500 bytes of output, over the limit of 100 ...
+    """
+
+
+class WorkerError(ChildProcessError):
+    """A worker process of ``processes`` > 1 (``-T``) ended before its piece was done (killed,
+    e.g. by the out-of-memory killer): not a data error, the run cannot finish.  The pool's
+    other workers are ended with it; nothing waits for a result that will not come.
+
+        >>> issubclass(WorkerError, OSError)
+        True
     """

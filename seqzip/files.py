@@ -164,9 +164,11 @@ class SeqzipFile(io.BufferedIOBase):
             if self._close_fp:
                 self._fp.close()
 
-    def _write_block(self) -> None:
-        data, self._pending = bytes(self._pending), bytearray()
-        self._settings.write(io.BytesIO(data), self._fp)
+    def _write_block(self, block: Any = None) -> None:
+        """Code ``block`` (default: the buffered input, which is emptied) as one stream."""
+        if block is None:
+            block, self._pending = self._pending, bytearray()
+        self._settings.write(io.BytesIO(block), self._fp)
         self._fp.flush()  # the block reaches the file now, not when a buffer fills
         self._streams += 1
 
@@ -259,17 +261,25 @@ class SeqzipFile(io.BufferedIOBase):
         return self._buffer.peek(n)
 
     def write(self, data: Any) -> int:
-        """Buffer ``data``; every full block is coded and written at once."""
+        """Buffer ``data``; every full block is coded and written at once.
+
+        Linear in ``len(data)``: whole blocks are coded straight from ``data`` (one copy
+        each, as the coder reads them), and the buffer never holds more than one block."""
         self._check(False)
-        data = memoryview(data).cast("B")
-        self._pending += data
-        self._pos += len(data)
-        while len(self._pending) >= self._block_size:
-            rest = self._pending[self._block_size:]
-            del self._pending[self._block_size:]
-            self._write_block()
-            self._pending = rest
-        return len(data)
+        view = memoryview(data).cast("B")
+        length, size = len(view), self._block_size
+        self._pos += length
+        if self._pending:  # complete the block begun by earlier writes
+            need = size - len(self._pending)
+            self._pending += view[:need]
+            view = view[need:]
+            if len(self._pending) == size:
+                self._write_block()
+        while len(view) >= size:
+            self._write_block(view[:size])
+            view = view[size:]
+        self._pending += view
+        return length
 
 
 def open(filename: str | bytes | os.PathLike | BinaryIO, mode: str = "rb",

@@ -11,14 +11,16 @@ faces above it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import io
 import os
 import signal
+import sys
 from typing import IO, Any, Callable
 
 from .container import (FRAME_HEAD, NeedMoreData, frame_size_on_disk, next_frame_symbols,
                         parse_frame_head, parse_header)
-from .errors import SeqzipError, TruncatedError
+from .errors import SeqzipError, TruncatedError, WorkerError
 from .models import Model, spec_by_name
 from .pieceset import WARM, PieceSet, check_piece, parse_piece_set, starts_piece_set
 from .session import (CHUNK, Progress, _read_exact, compress_stream, encode_piece,
@@ -40,15 +42,19 @@ def piece_size(length: int, processes: int) -> int:
 
 
 def _pool(processes: int):
-    """A pool of worker processes that end with their parent.
+    """A pool of worker processes that end with their parent, and whose death ends the run.
 
     A process with one thread (the command line) forks its workers: each asks the kernel to
     kill it when its parent dies (Linux), so nothing runs on after a signal.  A process with
     threads takes its workers from a fork server instead (a fresh interpreter that imported
-    this module), since forking a process with threads risks deadlocks.
+    this module), since forking a process with threads risks deadlocks.  It is a
+    ``ProcessPoolExecutor``: a worker that dies (SIGKILL from the out-of-memory killer) breaks
+    the pool and fails the results still to come, where ``multiprocessing.Pool`` would replace
+    the worker, lose its task and wait for it for ever.
     """
     import multiprocessing
     import threading
+    from concurrent.futures import ProcessPoolExecutor
 
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
@@ -61,7 +67,8 @@ def _pool(processes: int):
     else:
         context = multiprocessing.get_context("spawn")
         parent = None
-    return context.Pool(processes, initializer=_worker_init, initargs=(parent,))
+    return ProcessPoolExecutor(processes, mp_context=context, initializer=_worker_init,
+                               initargs=(parent,))
 
 
 def _forks() -> bool:
@@ -85,12 +92,48 @@ def _worker_init(parent: int | None) -> None:
         os._exit(1)  # the parent ended before the line above took effect
 
 
-def _wait(result) -> Any:
-    """``result.get()`` in short waits, so that signal handlers, where installed, run promptly."""
-    while not result.ready():
-        result.wait(0.2)
-    return result.get()
+def _wait(future) -> Any:
+    """``future.result()`` in short waits, so that signal handlers, where installed, run
+    promptly."""
+    from concurrent.futures import wait
 
+    while not wait([future], 0.2).done:
+        pass
+    return future.result()
+
+
+def _worker_death(workers: dict) -> str:
+    """The one line that says which worker died and how (the others, ended by the broken
+    pool with SIGTERM, are not the cause)."""
+    ended = sorted((pid, process.exitcode) for pid, process in workers.items()
+                   if process.exitcode is not None)
+    first = [(pid, code) for pid, code in ended if code != -signal.SIGTERM] or ended
+    if not first:
+        return "a worker process ended before its piece was done"
+    pid, code = first[0]
+    if code < 0:
+        try:
+            how = f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"was killed by signal {-code}"
+        if -code == signal.SIGKILL:
+            how += " (out of memory?)"
+    else:
+        how = f"ended with status {code}"
+    return f"a worker process (pid {pid}) {how} before its piece was done"
+
+
+def _end_pool(pool, workers: dict, wait: bool, kill: bool = False) -> None:
+    """Shut ``pool`` down and collect its workers; with ``wait`` false (the run failed or
+    stopped early) the pieces not started are cancelled and the workers finish the ones they
+    hold; with ``kill`` (a signal ends the run) they are ended first.  Killing a worker may
+    cut its result half-sent, on which the executor's reader can block for ever: only a
+    signal, which ends the process anyway, takes that risk."""
+    if kill:
+        for process in workers.values():
+            if process.exitcode is None:
+                process.kill()
+    pool.shutdown(wait=True, cancel_futures=not wait)
 
 
 class StreamSpan(collections.namedtuple("StreamSpan", "start end header piece",
@@ -250,20 +293,41 @@ class LocalEngine:
 
     def map(self, work: Callable, jobs: Any) -> Any:
         """``work(*job)`` for each job, at most ``processes`` + 1 in flight; yields the
-        results in order."""
+        results in order.  Closing the generator (or a failure) cancels the pieces not
+        started and collects the workers once they finish the ones they hold; a signal ends
+        them at once.
+
+        Raises:
+            WorkerError: a worker died (the others are ended; nothing waits for ever).
+        """
+        from concurrent.futures.process import BrokenProcessPool
+
         pending: collections.deque = collections.deque()
         jobs = iter(jobs)
+        pool = _pool(self.processes)
+        workers: dict = {}  # pid -> process; a broken pool forgets its dead
+        finished = False
         try:
-            with _pool(self.processes) as pool:  # leaving it ends the workers
-                while True:
-                    for job in jobs:
-                        pending.append(pool.apply_async(work, job))
-                        if len(pending) > self.processes:
-                            break
-                    if not pending:
+            while True:
+                for job in jobs:
+                    pending.append(pool.submit(work, *job))
+                    workers.update(getattr(pool, "_processes", None) or {})
+                    if len(pending) > self.processes:
                         break
-                    yield _wait(pending.popleft())
+                if not pending:
+                    break
+                try:
+                    result = _wait(pending.popleft())
+                except BrokenProcessPool:  # a worker died: the pool ended the others
+                    pool.shutdown(wait=True)  # ... and collects them: their exit codes
+                    raise WorkerError(_worker_death(workers)) from None
+                yield result
+            finished = True
         finally:
+            ending = sys.exc_info()[1]  # a signal (KeyboardInterrupt, the CLI's Interrupted)?
+            _end_pool(pool, workers, wait=finished,
+                      kill=ending is not None and not isinstance(ending, (Exception,
+                                                                          GeneratorExit)))
             _INHERITED.clear()
             self._inherit = False
 
@@ -294,10 +358,11 @@ def compress_warm(src: IO[bytes], dst: IO[bytes], lengths: list[int], engine: An
                 raise SeqzipError("input changed while it was being compressed")
             yield (chunk, start, *args)
 
-    for n, stream in zip(lengths[1:], engine.map(work, jobs())):
-        written += dst.write(stream) or 0
-        if progress:
-            progress(n)
+    with contextlib.closing(engine.map(work, jobs())) as streams:  # a failure ends the pool
+        for n, stream in zip(lengths[1:], streams):
+            written += dst.write(stream) or 0
+            if progress:
+                progress(n)
     model.close()
     if src.read(1):
         raise SeqzipError("input changed while it was being compressed")
@@ -317,10 +382,12 @@ def decompress_warm(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], eng
         progress(len(output))
     start = engine.warm(model) if model is not None else b""
 
-    for output in engine.map(work, _span_jobs(src, spans[1:], (start, *args))):
-        written += dst.write(output) or 0
-        if progress:
-            progress(len(output))
+    with contextlib.closing(engine.map(work, _span_jobs(src, spans[1:], (start, *args)))
+                            ) as outputs:
+        for output in outputs:
+            written += dst.write(output) or 0
+            if progress:
+                progress(len(output))
     if model is not None:
         model.close()
     return written
@@ -363,10 +430,12 @@ def decompress_spans(src: IO[bytes], dst: IO[bytes], spans: list[StreamSpan], en
             j = i
             while j < len(spans) and spans[j].piece is None:
                 j += 1
-            for output in engine.map(works[1], _span_jobs(src, spans[i:j], args)):
-                written += dst.write(output) or 0
-                if progress:
-                    progress(len(output))
+            with contextlib.closing(engine.map(works[1], _span_jobs(src, spans[i:j], args))
+                                    ) as outputs:
+                for output in outputs:
+                    written += dst.write(output) or 0
+                    if progress:
+                        progress(len(output))
         i = j
     return written
 

@@ -205,6 +205,40 @@ def test_writer_puts_each_block_on_disk_as_it_completes(tmp_path):
         assert f.read() == data + b"tail"
 
 
+def test_one_large_write_is_linear_and_holds_one_block(monkeypatch):
+    """Issue 23: one large ``write()`` copied the rest of its buffer per block (quadratic: 309 s
+    of copying for 1 GiB) and held the whole input twice.  64 MiB in blocks of 64 KiB: each
+    block reaches the coder once, in order, and the writer's memory on top of the caller's
+    buffer stays within a few blocks (the old code buffered all 64 MiB first)."""
+    import hashlib
+    import tracemalloc
+
+    block, blocks = 64 << 10, 1024
+    data = bytearray(random_bytes(block, 5) * blocks)
+    data[-1] ^= 1
+    coded = []
+
+    def fake_write(self, src, dst, frame_size=0, progress=None):
+        chunk = src.read()  # what the coder is given, as the coder reads it
+        coded.append((len(chunk), hashlib.sha256(chunk).digest()))
+        return 0
+
+    from seqzip.session import StreamSettings
+    monkeypatch.setattr(StreamSettings, "write", fake_write)
+    with seqzip.SeqzipFile(io.BytesIO(), "wb", model="order2", block_size=block) as f:
+        f.write(b"x" * 10)  # a partial block first: the big write completes it, then whole ones
+        tracemalloc.start()
+        f.write(data)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert len(f._pending) < block
+    want = b"x" * 10 + bytes(data)
+    assert [n for n, _ in coded] == [block] * blocks + [10]
+    assert [d for _, d in coded] == [hashlib.sha256(want[i:i + block]).digest()
+                                     for i in range(0, len(want), block)]
+    assert peak < 8 * block, f"{peak:,} bytes on top of the input"
+
+
 def test_writer_of_nothing_writes_one_empty_stream(tmp_path):
     with seqzip.open(tmp_path / "e.sqz", "wb", model="order2"):
         pass

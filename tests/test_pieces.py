@@ -139,3 +139,55 @@ def test_damaged_sets_raise_seqzip_errors_only():
         except seqzip.SeqzipError:
             continue
         assert restored == data, at  # a flip that changes nothing decoded (e.g. a padding bit)
+
+
+class _FailingSink:
+    """Takes piece 0's stream and the index, then fails (a full disk, a dead guardian)."""
+
+    def __init__(self, writes: int) -> None:
+        self.writes = writes
+
+    def write(self, data: bytes) -> int:
+        self.writes -= 1
+        if self.writes < 0:
+            raise OSError(28, "No space left on device")
+        return len(data)
+
+
+@pytest.mark.parametrize("direction", ["compress", "decompress"])
+def test_a_failed_output_collects_the_workers(packed, direction):
+    """Issue 23: an output that fails while workers code later pieces cancels the pieces not
+    started and collects the workers before the error reaches the caller (nothing is left
+    running for the interpreter's exit to wait for; no worker is killed mid-result)."""
+    import multiprocessing
+
+    with pytest.raises(OSError, match="No space"):
+        if direction == "compress":
+            seqzip.compress_file(io.BytesIO(DATA), _FailingSink(2), model="order2",
+                                 processes=2)
+        else:
+            seqzip.decompress_file(io.BytesIO(packed), _FailingSink(1), processes=2)
+    assert multiprocessing.active_children() == []
+
+
+def _piece_or_death(n: int) -> int:
+    import os
+    import signal
+
+    if n < 0:  # as the out-of-memory killer ends a worker
+        os.kill(os.getpid(), signal.SIGKILL)
+    return n
+
+
+def test_a_killed_worker_is_a_worker_error():
+    """A worker killed by SIGKILL (the out-of-memory killer) breaks the pool: WorkerError (an
+    OSError) naming it and the signal, not a wait for ever."""
+    from seqzip.errors import WorkerError
+    from seqzip.pieces import LocalEngine
+
+    with LocalEngine(2) as engine:
+        results = engine.map(_piece_or_death, [(1,), (2,), (-1,), (4,)])
+        assert next(results) == 1
+        with pytest.raises(WorkerError, match=r"worker process \(pid \d+\) was killed by "
+                                              r"SIGKILL"):
+            list(results)

@@ -30,6 +30,7 @@ from . import fuzzing
 from .test_container import GOLDEN_HEX_V3
 
 REGRESSIONS = pathlib.Path(__file__).parent / "fuzz_regressions"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEXT = b"All work and no play makes Jack a dull boy. " * 40
 
 
@@ -283,6 +284,221 @@ def test_stale_temporaries_of_dead_runs_are_removed(tmp_path):
         path.write_bytes(b"partial")
     assert seqzip_cmd("-q", "--model", "order2", str(source)).returncode == 0
     assert not stale.exists() and live.exists() and other.exists()
+
+
+def _temporaries_in(directory) -> list:
+    return [name for name in os.listdir(directory) if name.endswith(cli_outputs.TMP_SUFFIX)]
+
+
+@pytest.mark.parametrize("like_mode, umask", [(0o600, 0o022), (0o644, 0o022), (0o400, 0o022),
+                                              (None, 0o022), (None, 0o077), (None, 0o002)],
+                         ids=["0600", "0644", "0400", "umask022", "umask077", "umask002"])
+def test_a_temporary_output_is_private_until_complete(tmp_path, like_mode, umask):
+    """Issue 23: the temporary file was created 0644 and chmod'ed at the end, so another user
+    could read a partial output of a 0600 input (the plaintext, with -d).  It is created with
+    the final mode's restrictions and at most 0600, and given the final mode when complete:
+    the input's, or the umask's."""
+    like = None
+    if like_mode is not None:
+        like = tmp_path / "input"
+        like.write_bytes(b"secret")
+        os.chmod(like, like_mode)
+    final = like_mode if like_mode is not None else 0o666 & ~umask
+    out = tmp_path / "out"
+    old = os.umask(umask)
+    try:
+        with cli_module.atomic_output(str(out), False, None if like is None else str(like)) as dst:
+            dst.write(b"partial")
+            dst.flush()
+            [tmp] = _temporaries_in(tmp_path)
+            assert os.stat(tmp_path / tmp).st_mode & 0o7777 == final & 0o600 & ~umask
+    finally:
+        os.umask(old)
+    assert os.stat(out).st_mode & 0o7777 == final and not _temporaries_in(tmp_path)
+
+
+def test_decompressing_a_private_file_never_shows_its_plaintext(tmp_path):
+    """With -d the temporary file is the plaintext: while it is written its mode is 0600 (the
+    0600 input's restricted), and the finished output has the input's mode."""
+    packed = tmp_path / "secret.txt.sqz"
+    packed.write_bytes(seqzip.compress(TEXT, model="order2"))
+    os.chmod(packed, 0o600)
+    script = ("import os, sys, seqzip.api, seqzip.cli\n"
+              "real, d = seqzip.api.decompress_file, os.path.dirname(sys.argv[1])\n"
+              "def spy(src, dst, *a, **k):\n"
+              "    written = real(src, dst, *a, **k); dst.flush()\n"
+              "    for n in os.listdir(d):\n"
+              "        if n.endswith('.sqztmp'):\n"
+              "            print(oct(os.stat(os.path.join(d, n)).st_mode & 0o7777))\n"
+              "    return written\n"
+              "seqzip.api.decompress_file = spy\n"
+              "sys.argv = ['seqzip', '-d', '-q', sys.argv[1]]\n"
+              "seqzip.cli.main()\n")
+    result = subprocess.run([sys.executable, "-c", script, str(packed)], capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0o600"]
+    out = tmp_path / "secret.txt"
+    assert out.read_bytes() == TEXT and os.stat(out).st_mode & 0o777 == 0o600
+
+
+KILL_A_WORKER = """
+import os, signal, sys, seqzip.api, seqzip.cli
+name = sys.argv[1]
+real = getattr(seqzip.api, name)
+def dies(*args, **kwargs):  # in the worker (forked: it has this module): die as OOM kills
+    os.kill(os.getpid(), signal.SIGKILL)
+setattr(seqzip.api, name, dies)
+sys.argv = ["seqzip", *sys.argv[2:]]
+seqzip.cli.main()
+"""
+
+
+@pytest.mark.parametrize("direction", ["compress", "decompress"])
+def test_a_killed_worker_ends_the_run_with_one_line(tmp_path, direction):
+    """Issue 23: with -T 2, a worker killed by SIGKILL (the out-of-memory killer) made the run
+    wait for ever, holding its temporary file.  Now: exit 1, one line naming the worker and the
+    signal, nothing written, at once."""
+    import time
+
+    from seqzip import corpora
+
+    data = corpora.generate("english", 400_000, seed=3).data
+    source = tmp_path / "in.txt"
+    packed = tmp_path / "in.txt.sqz"
+    if direction == "compress":
+        source.write_bytes(data)
+        name, args, before = "compress_warm_piece", ["-q", "-T", "2", "--model", "order2",
+                                                     str(source)], ["in.txt"]
+    else:
+        with open(packed, "wb") as dst:
+            seqzip.compress_file(io.BytesIO(data), dst, model="order2", processes=2)
+        name, args, before = "decompress_piece", ["-d", "-q", "-T", "2", str(packed)], [
+            "in.txt.sqz"]
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", KILL_A_WORKER, name, *args],
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    seconds = time.monotonic() - start
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "worker process" in result.stderr and "SIGKILL" in result.stderr
+    assert sorted(os.listdir(tmp_path)) == before
+    assert seconds < 60, seconds  # a hang would hit the timeout; this run takes a few
+
+
+def test_a_guardian_that_dies_fails_its_output_and_the_run_goes_on(tmp_path):
+    """Issue 23: when the guardian of temporary files died, the run exited 1 with no message
+    and skipped the remaining files.  Now the output being written fails with one line (its
+    temporary file removed), and the next file is written under a new guardian."""
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_bytes(TEXT)
+    script = ("import os, sys, seqzip.cli, seqzip.cli.outputs as o\n"
+              "real, killed = o.Janitor.watch, []\n"
+              "def watch(self, path):\n"
+              "    real(self, path)\n"
+              "    if not killed:  # the first output's guardian dies while it is written\n"
+              "        killed.append(self.pid)\n"
+              "        os.kill(self.pid, 9)\n"
+              "        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)\n"
+              "o.Janitor.watch = watch\n"
+              "sys.argv = ['seqzip', '-q', '--model', 'order2', *sys.argv[1:]]\n"
+              "seqzip.cli.main()\n")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.txt"),
+                             str(tmp_path / "b.txt")], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "guardian" in result.stderr and "a.txt.sqz" in result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt", "b.txt.sqz"]
+    assert seqzip.decompress((tmp_path / "b.txt.sqz").read_bytes()) == TEXT
+
+
+def test_a_dead_guardian_between_outputs_is_replaced(tmp_path):
+    with cli_outputs.OutputRun() as run:
+        with cli_module.atomic_output(str(tmp_path / "a"), False, None, run) as dst:
+            dst.write(b"a")
+        first = run.janitor().pid
+        os.kill(first, 9)
+        os.waitid(os.P_PID, first, os.WEXITED | os.WNOWAIT)
+        with cli_module.atomic_output(str(tmp_path / "b"), False, None, run) as dst:
+            dst.write(b"b")
+        assert run.janitor().pid != first
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
+@pytest.mark.parametrize("stem", ["n" * 251, "é" * 125, "long name " * 24],
+                         ids=["ascii251", "utf8-250", "spaces240"])
+def test_long_names_work_and_their_stale_temporaries_are_found(tmp_path, stem):
+    """Issue 23: names over ~225 bytes failed: the temporary name passed NAME_MAX (255).  A
+    long name's temporary keeps its start and a hash of the whole, so a later run still finds
+    a dead run's temporaries for it."""
+    source = tmp_path / stem
+    assert len(os.fsencode(stem + ".sqz")) <= 255
+    source.write_bytes(TEXT)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True)
+    name = stem + ".sqz"
+    stale = cli_outputs._temporary_name(name, int(dead.stdout), "0" * 12)
+    other = cli_outputs._temporary_name(stem[:-1] + "x.sqz", int(dead.stdout), "1" * 12)
+    assert stale != other and max(len(os.fsencode(n)) for n in (stale, other)) <= 255
+    (tmp_path / stale).write_bytes(b"partial")
+    (tmp_path / other).write_bytes(b"partial")
+    result = seqzip_cmd("-q", "--model", "order2", str(source))
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted([stem, name, other])
+    source.unlink()
+    result = seqzip_cmd("-d", "-q", str(tmp_path / name))
+    assert result.returncode == 0, result.stderr
+    assert source.read_bytes() == TEXT
+
+
+@pytest.mark.parametrize("output", ["/dev/null", "fifo"])
+def test_rm_needs_a_regular_output_file(tmp_path, output):
+    """Issue 23: ``--rm -o /dev/null`` (or a FIFO) deleted the input, though ``--rm -c`` was
+    refused.  Both are refused with one line, before anything is read; the input stays."""
+    source = tmp_path / "in.txt"
+    source.write_bytes(TEXT)
+    if output == "fifo":
+        output = str(tmp_path / "fifo")
+        os.mkfifo(output)
+    result = seqzip_cmd("-q", "--model", "order2", "--rm", "-f", "-o", output, str(source),
+                        text=True, timeout=60)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "--rm" in result.stderr and source.read_bytes() == TEXT
+    link = tmp_path / "to-null"
+    os.symlink("/dev/null", link)
+    result = seqzip_cmd("-q", "--model", "order2", "--rm", "-f", "-o", str(link), str(source))
+    assert result.returncode == 1 and source.read_bytes() == TEXT
+
+
+def test_rm_after_a_complete_regular_output(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes(TEXT)
+    result = seqzip_cmd("-q", "--model", "order2", "--rm", "-o", str(tmp_path / "o.sqz"),
+                        str(source))
+    assert result.returncode == 0 and sorted(os.listdir(tmp_path)) == ["o.sqz"]
+
+
+def test_a_recursive_run_lists_each_directory_once(tmp_path, monkeypatch):
+    """Issue 23: -r listed the whole directory again for each output (the sweep for a dead
+    run's temporaries): quadratic, +117 s at 10,000 files.  Now one listing per directory and
+    one guardian process per run, however many files."""
+    from seqzip.cli.files import compress_files
+    from seqzip.cli.options import Settings
+
+    (tmp_path / "sub").mkdir()
+    for i in range(40):
+        (tmp_path / ("sub" if i % 4 == 0 else "") / f"f{i}.txt").write_bytes(TEXT[i:])
+    listed, guardians = [], []
+    real_listdir, real_init = os.listdir, cli_outputs.Janitor.__init__
+    monkeypatch.setattr(os, "listdir", lambda d=".": listed.append(str(d)) or real_listdir(d))
+    monkeypatch.setattr(cli_outputs.Janitor, "__init__",
+                        lambda self: guardians.append(1) or real_init(self))
+    assert compress_files((str(tmp_path),), Settings(model="order2", quiet=True,
+                                                     recursive=True)) == 0
+    assert sorted(listed) == sorted([str(tmp_path), str(tmp_path / "sub")])
+    assert len(guardians) == 1
+    assert len([n for n in real_listdir(tmp_path) if n.endswith(".sqz")]) == 30
+    assert len(real_listdir(tmp_path / "sub")) == 20
 
 
 @pytest.mark.parametrize("redirect", ["<&-", ">&-"])

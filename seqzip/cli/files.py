@@ -16,7 +16,7 @@ import click
 from ..errors import SeqzipError  # plain exceptions: imports nothing
 from .failures import UserError, describe, ending_signals
 from .options import DEFAULT_LEVEL, DEFAULT_MODEL, Settings, load_dictionary, typical_speed
-from .outputs import atomic_output
+from .outputs import OutputRun, atomic_output
 from .progress import Progress, _size, coded_since_now
 
 
@@ -99,57 +99,84 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
         raise click.UsageError("-o/--output takes one input file")
     if s.remove and (s.to_stdout or s.output == "-"):
         raise click.UsageError("--rm cannot be used when writing to standard output")
+    if s.remove and s.output is not None and not _regular_or_new(s.output):
+        raise click.UsageError(f"--rm needs a regular file as output ({s.output} is not one)")
     failed = False
     totals = [0, 0, 0, 0.0]  # files, original bytes, compressed bytes, seconds (-v)
-    for path in files:
-        try:
-            out_path = None if discard else s.output if s.output is not None else (
-                "-" if s.to_stdout or path == "-" else name_output(path))
-            if out_path == "-" and sys.stdout is None:
-                raise UserError("standard output is closed")
-            if out_path == "-" and binary_out and sys.stdout.isatty() and not s.force:
-                raise UserError("refusing to write compressed data to a terminal "
-                                "(use -o, redirect, or -f)")
-            if path == "-" and not binary_out and sys.stdin is not None and \
-                    sys.stdin.isatty() and not s.force:
-                raise UserError("refusing to read compressed data from a terminal (give a "
-                                "file, redirect, or -f)")
-            if path != "-" and not os.path.exists(path):
-                raise UserError(f"{path}: no such file")
-            if out_path not in (None, "-") and path != "-" and os.path.exists(out_path) \
-                    and os.path.samefile(path, out_path):
-                raise UserError(f"{path}: input and output are the same file")
-            start = time.perf_counter()
-            label = os.path.basename(path) if path != "-" else "stdin"
-            with _open_input(path) as src:
-                total, rate = rate_of(path, src)
-                with Progress(label, total, rate, s.quiet, counter=coded_since_now()) as bar:
-                    if out_path is None:
-                        with ending_signals(cleanup=False):  # nothing to clean up
-                            sizes = work(src, _NullSink(), bar)
-                    elif out_path == "-":
-                        with ending_signals(cleanup=False):
-                            sizes = work(src, sys.stdout.buffer, bar)
-                        sys.stdout.buffer.flush()
-                    else:
-                        with atomic_output(out_path, s.force,
-                                           like=None if path == "-" else path) as dst:
-                            sizes = work(src, dst, bar)
-            seconds = time.perf_counter() - start
-            if s.verbose:
-                click.echo(_summary(path, out_path, verb, *sizes, seconds), err=True)
-                totals = [totals[0] + 1, totals[1] + sizes[0], totals[2] + sizes[1],
-                          totals[3] + seconds]
-            if s.remove and path != "-" and out_path is not None:
-                os.unlink(path)
-        except BrokenPipeError:
-            raise
-        except (UserError, SeqzipError, ValueError, OSError, MemoryError) as exc:
-            _report(path, exc)
-            failed = True
+    with OutputRun() as run:  # one guardian, one scan per directory, for all the outputs
+        for path in files:
+            try:
+                out_path = _run_file(path, s, run, binary_out, name_output, work, verb,
+                                     rate_of, discard, totals)
+                if s.remove and path != "-" and out_path not in (None, "-"):
+                    if not os.path.isfile(out_path):  # complete, and a regular file
+                        raise UserError(f"{out_path} is not a regular file; the input was "
+                                        "kept")
+                    os.unlink(path)
+            except BrokenPipeError:
+                raise
+            except (UserError, SeqzipError, ValueError, OSError, MemoryError) as exc:
+                _report(path, exc)
+                failed = True
     if s.verbose and totals[0] > 1:
         click.echo(_summary(f"total of {totals[0]} files", None, verb, *totals[1:]), err=True)
     return 1 if failed else 0
+
+
+def _regular_or_new(path: str) -> bool:
+    """Whether ``path`` is a regular file or absent (an output that --rm may follow: not a
+    device, FIFO or link to one, which are written into in place)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+def _run_file(path: str, s: Settings, run: OutputRun, binary_out: bool,
+              name_output: Callable[[str], str], work: Work, verb: str,
+              rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
+              discard: bool, totals: list) -> str | None:
+    """One input of :func:`_run_files`; returns where its output went (None: nowhere) and
+    adds its sizes and time to ``totals`` (files, original, compressed, seconds)."""
+    out_path = None if discard else s.output if s.output is not None else (
+        "-" if s.to_stdout or path == "-" else name_output(path))
+    if out_path == "-" and sys.stdout is None:
+        raise UserError("standard output is closed")
+    if out_path == "-" and binary_out and sys.stdout.isatty() and not s.force:
+        raise UserError("refusing to write compressed data to a terminal "
+                        "(use -o, redirect, or -f)")
+    if path == "-" and not binary_out and sys.stdin is not None and sys.stdin.isatty() \
+            and not s.force:
+        raise UserError("refusing to read compressed data from a terminal (give a file, "
+                        "redirect, or -f)")
+    if path != "-" and not os.path.exists(path):
+        raise UserError(f"{path}: no such file")
+    if out_path not in (None, "-") and path != "-" and os.path.exists(out_path) \
+            and os.path.samefile(path, out_path):
+        raise UserError(f"{path}: input and output are the same file")
+    start = time.perf_counter()
+    label = os.path.basename(path) if path != "-" else "stdin"
+    with _open_input(path) as src:
+        total, rate = rate_of(path, src)
+        with Progress(label, total, rate, s.quiet, counter=coded_since_now()) as bar:
+            if out_path is None:
+                with ending_signals(cleanup=False):  # nothing to clean up
+                    sizes = work(src, _NullSink(), bar)
+            elif out_path == "-":
+                with ending_signals(cleanup=False):
+                    sizes = work(src, sys.stdout.buffer, bar)
+                sys.stdout.buffer.flush()
+            else:
+                with atomic_output(out_path, s.force, None if path == "-" else path,
+                                   run) as dst:
+                    sizes = work(src, dst, bar)
+    seconds = time.perf_counter() - start
+    if s.verbose:
+        click.echo(_summary(path, out_path, verb, *sizes, seconds), err=True)
+    totals[:] = [totals[0] + 1, totals[1] + sizes[0], totals[2] + sizes[1], totals[3] + seconds]
+    return out_path
 
 
 def _report(path: str, exc: BaseException) -> None:
