@@ -222,7 +222,7 @@ def decompress_file(src: IO[bytes], dst: IO[bytes], progress: Progress | None = 
     """
     _check_processes(processes)
     limits = Limits(max_length, max_memory)
-    dictionary = load_dictionary(dictionary)
+    dictionary = load_dictionary(dictionary, max_memory)
     if (processes > 1 or scheduler is not None) and _seekable(src) and dictionary is None:
         start = src.tell()
         spans = stream_spans(src)

@@ -121,7 +121,7 @@ class SeqzipFile(io.BufferedIOBase):
         if mode not in ("r", "rb", "w", "wb", "x", "xb", "a", "ab"):
             raise ValueError(f"invalid mode {mode!r}")
         self._reading = mode.startswith("r")
-        self._dictionary = load_dictionary(dictionary)
+        self._dictionary = load_dictionary(dictionary, max_memory if self._reading else None)
         if not self._reading:  # ValueError for bad settings before the file is made
             self._settings = stream_settings(model, level, seed, compresslevel=compresslevel,
                                              dictionary=self._dictionary)

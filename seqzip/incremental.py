@@ -163,8 +163,9 @@ class SeqzipDecompressor:
 
     def __init__(self, dictionary: Predictor | str | os.PathLike | None = None,
                  limits: Limits | None = None) -> None:
-        self._dictionary = load_dictionary(dictionary)  # for streams coded from a model file
         self._limits = limits if limits is not None else Limits()
+        # for streams coded from a model file; one asking too much is refused before it is built
+        self._dictionary = load_dictionary(dictionary, self._limits.max_memory)
         self._buffer = bytearray()
         self._pending = bytearray()  # decoded output not yet returned
         self._before = 0  # bytes decoded by the streams before this one (next_stream)
@@ -301,7 +302,8 @@ class SeqzipDecompressor:
                 self._limits.check_length(self._before, header)
                 check_one_symbol_length(header, self._before, self._limits.max_length)
                 config = config_for_header(header)
-                self._limits.check_memory(header, config)
+                self._limits.check_memory(header, config, None if self._dictionary is None
+                                          else _model_alphabet(header, self._dictionary))
                 if self._piece and header.alphabet:  # a later piece of a warm piece set
                     self._model = model_from_state(header, self._kept)
                 elif self._warm and header.alphabet:  # a worker's piece of a piece set

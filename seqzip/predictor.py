@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._core import BITS, SCORE, distribution, distributions, run
-from .errors import ModelFileError
+from .errors import LimitError, ModelFileError
 from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, check_level, config_from_bytes,
                      config_to_bytes, create, spec_by_name)
 
@@ -50,7 +50,8 @@ MODEL_MAGIC = b"\xb7SQM"
 MODEL_VERSION = 1
 RECIPE_MAGIC = b"\xb7SQR"  # a model file that says how to rebuild the state (see Recipe)
 RECIPE_VERSION = 1
-MAX_REPLAY = 1 << 32
+MAX_REPLAY = 1 << 30  # bytes of text a recipe model file may hold
+REPLAY_RATIO = 16  # ... and at most this many times its compressed size (plus 1 MiB)
 ALL_BYTES = bytes(range(256))
 MAX_META = 1 << 20
 _ENTRY = struct.Struct("<BBQQ")  # dtype length, ndim, raw bytes, stored bytes
@@ -420,7 +421,7 @@ class Predictor:
         return self._file_hash
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Predictor":
+    def from_bytes(cls, data: bytes, max_memory: int | None = None) -> "Predictor":
         """Rebuild a predictor from :meth:`to_bytes` output.
 
         A model file is untrusted input: the metadata's types and ranges, each array's
@@ -429,15 +430,23 @@ class Predictor:
         whole state (indices, counts, links: each kernel's ``set_state``) are checked before
         the predictor is returned.
 
+        ``max_memory``: the memory the file's model may allocate (its config's bound), checked
+        from the metadata before anything is inflated or built.
+
         Raises:
             ModelFileError: (a ``DictionaryError`` and a ``ValueError``) not a model file, a
                 checksum mismatch, an unknown family or version, malformed metadata, an array
                 of the wrong size, or a state that does not fit the model or that no model
                 could reach.
+            LimitError: the file's model may need more than ``max_memory``.
         """
         data = memoryview(data).tobytes()
         if data[:4] == RECIPE_MAGIC:
-            return _from_recipe(cls, data)
+            return _from_recipe(cls, data, max_memory)
+        if data[:4] == b"PK\x03\x04":  # the NumPy archive of seqzip train --method
+            raise ModelFileError("not a seqzip model file but a research network file "
+                                 "(seqzip train --method): make a dictionary with seqzip "
+                                 "train --model FAMILY")
         if len(data) < 5 + 32 or data[:4] != MODEL_MAGIC:
             raise ModelFileError("not a seqzip model file")
         if data[4] != MODEL_VERSION:
@@ -453,6 +462,7 @@ class Predictor:
             meta = _read_meta(body[9:9 + meta_len])
             config = config_from_bytes(spec_by_name(meta["model"]).config_class,
                                        meta["config"].encode("ascii"))
+            _check_model_memory(config, meta["alphabet"], max_memory)
             budget = 2 * config.memory_bytes(len(meta["alphabet"])) + STATE_SLACK
             state = _read_arrays(body, 9 + meta_len, budget)
             predictor = cls(meta["model"], alphabet=meta["alphabet"], seed=meta["seed"],
@@ -468,12 +478,12 @@ class Predictor:
         return predictor
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Predictor":
+    def load(cls, path: str | os.PathLike, max_memory: int | None = None) -> "Predictor":
         """Read a model file written by :meth:`save` (or ``seqzip train``); see
-        :meth:`from_bytes` for the errors, plus ``OSError`` from reading."""
+        :meth:`from_bytes` for the errors and ``max_memory``, plus ``OSError`` from reading."""
         with open(path, "rb") as f:
             data = f.read()
-        predictor = cls.from_bytes(data)
+        predictor = cls.from_bytes(data, max_memory)
         predictor._file_hash = file_hash(data)
         return predictor
 
@@ -515,44 +525,79 @@ def recipe_bytes(base: Predictor, replay: bytes, rescale: int | None = None,
     return body + hashlib.sha256(body).digest()
 
 
-def _from_recipe(cls: type, data: bytes) -> Predictor:
-    """The predictor a :func:`recipe_bytes` file rebuilds (``ValueError`` for a bad one)."""
+def _check_model_memory(config: Any, alphabet: bytes, max_memory: int | None) -> None:
+    need = config.memory_bytes(max(len(alphabet), 1))
+    if max_memory is not None and need > max_memory:
+        raise LimitError(f"model file's model may need {need / 2**20:,.1f} MiB of memory, over "
+                         f"the limit of {max_memory / 2**20:,.1f} MiB (max_memory, "
+                         "--max-memory)")
+
+
+def _from_recipe(cls: type, data: bytes, max_memory: int | None = None) -> Predictor:
+    """The predictor a :func:`recipe_bytes` file rebuilds.  Untrusted input as any model
+    file: its metadata is checked as a full-state file's is, its text is inflated and learnt
+    in pieces (never held whole), and the text may be at most ``REPLAY_RATIO`` times its
+    compressed size (plus 1 MiB) and ``MAX_REPLAY`` in all, so that a small file cannot ask
+    for hours of learning or gigabytes of memory (an LZMA bomb of zeros is refused before
+    anything is learnt).
+
+    Raises:
+        ModelFileError: a bad recipe file.
+    """
     import lzma
 
     if len(data) < 9 + 32 or data[4] != RECIPE_VERSION:
-        raise ValueError("not a readable seqzip recipe model file")
+        raise ModelFileError("not a readable seqzip recipe model file")
     body = data[:-32]
     if hashlib.sha256(body).digest() != data[-32:]:
-        raise ValueError("model file checksum mismatch (corrupt file)")
+        raise ModelFileError("model file checksum mismatch (corrupt file)")
     try:
         (meta_len,) = struct.unpack_from("<I", body, 5)
         if meta_len > MAX_META:
             raise ValueError("model file metadata too large")
-        meta = json.loads(body[9:9 + meta_len].decode("utf-8"))
+        raw = json.loads(body[9:9 + meta_len].decode("utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("model file metadata is not an object")
+        meta = _read_meta(json.dumps({**raw, "symbols": 0, "bits": 0.0}).encode("utf-8"))
+        base_len, replay_len, rescale = raw.get("base"), raw.get("replay"), raw.get("rescale")
         at = 9 + meta_len
-        base_len, replay_len, rescale = int(meta["base"]), int(meta["replay"]), meta["rescale"]
-        if not 0 <= replay_len <= MAX_REPLAY or not 0 <= base_len <= len(body) - at:
-            raise ValueError("recipe model file declares impossible sizes")
+        if not (type(base_len) is int and type(replay_len) is int and
+                (rescale is None or type(rescale) is int and 2 <= rescale < 1 << 32)):
+            raise ValueError("recipe model file holds invalid sizes")
+        packed = len(body) - at - base_len
+        if not (0 <= base_len <= len(body) - at and 0 <= replay_len <= MAX_REPLAY and
+                replay_len <= REPLAY_RATIO * packed + (1 << 20)):
+            raise ValueError("recipe model file declares impossible sizes (more text than "
+                             "its compressed size can hold)")
+        config = config_from_bytes(spec_by_name(meta["model"]).config_class,
+                                   meta["config"].encode("ascii"))
+        _check_model_memory(config, meta["alphabet"], max_memory)
         if base_len:
-            predictor = cls.from_bytes(body[at:at + base_len])
+            predictor = cls.from_bytes(body[at:at + base_len], max_memory)
         else:
-            spec = spec_by_name(meta["model"])
-            predictor = cls(meta["model"], alphabet=bytes(meta["alphabet"]),
-                            seed=int(meta["seed"]),
-                            config=config_from_bytes(spec.config_class,
-                                                     meta["config"].encode("ascii")))
-        replay = lzma.LZMADecompressor().decompress(body[at + base_len:], replay_len + 1)
-        info = dict(meta.get("info") or {})
-    except (struct.error, KeyError, TypeError, UnicodeDecodeError, lzma.LZMAError,
-            json.JSONDecodeError, OverflowError) as exc:
-        raise ValueError(f"not a valid seqzip recipe model file: {exc}") from None
-    if len(replay) != replay_len:
-        raise ValueError("recipe model file's text has the wrong length")
-    for at in range(0, replay_len, 1 << 16):
-        predictor.feed(replay[at:at + (1 << 16)])
-    if rescale is not None:
-        predictor.rescale_counts(int(rescale))
-    predictor.info = info
+            predictor = cls(meta["model"], alphabet=meta["alphabet"], seed=meta["seed"],
+                            config=config)
+        inflate, rest, learnt = lzma.LZMADecompressor(), body[at + base_len:], 0
+        while not inflate.eof:
+            piece = inflate.decompress(rest, 1 << 16)
+            rest = b""
+            learnt += len(piece)
+            if learnt > replay_len:
+                raise ValueError("recipe model file's text is longer than it declares")
+            if piece:
+                predictor.feed(piece)
+            elif inflate.needs_input:
+                raise ValueError("recipe model file's text is cut short")
+        if learnt != replay_len:
+            raise ValueError("recipe model file's text has the wrong length")
+        if rescale is not None:
+            predictor.rescale_counts(rescale)
+    except ModelFileError:
+        raise
+    except (ValueError, struct.error, KeyError, TypeError, UnicodeError, lzma.LZMAError,
+            OverflowError, RecursionError) as exc:
+        raise ModelFileError(f"not a valid seqzip recipe model file: {exc}") from None
+    predictor.info = meta["info"]
     predictor._recipe, predictor._file_hash = data, file_hash(data)
     return predictor
 

@@ -116,7 +116,8 @@ def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
                   seed=header.seed)
 
 
-def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predictor | None:
+def load_dictionary(dictionary: Predictor | str | os.PathLike | None,
+                    max_memory: int | None = None) -> Predictor | None:
     """A model file (path) as a :class:`~seqzip.predictor.Predictor`; a Predictor or None as
     given.
 
@@ -124,8 +125,11 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     takes its model as it is (no copy: coding with a dictionary holds one model, not two) and
     later streams read the file again (:func:`dictionary_model`).
 
+    ``max_memory``: a file whose model may need more is refused before it is built.
+
     Raises:
         ValueError: not a readable model file.
+        LimitError: the file's model may need more than ``max_memory``.
         OSError: the file cannot be read.
 
         >>> d = Predictor("order2", 1)
@@ -134,7 +138,7 @@ def load_dictionary(dictionary: Predictor | str | os.PathLike | None) -> Predict
     """
     if dictionary is None or isinstance(dictionary, Predictor):
         return dictionary
-    predictor = Predictor.load(dictionary)
+    predictor = Predictor.load(dictionary, max_memory)
     predictor._session_path = os.fspath(dictionary)  # the session may take its model once
     return predictor
 
@@ -332,8 +336,12 @@ class Limits:
                 f"stream declares {header.length:,} bytes of output, over the limit of "
                 f"{self.max_length:,} (max_length, --max-length)")
 
-    def check_memory(self, header: StreamHeader, config: Any) -> None:
-        need = config.memory_bytes(max(len(header.alphabet), 1))
+    def check_memory(self, header: StreamHeader, config: Any, alphabet: bytes | None = None
+                     ) -> None:
+        """Refuse a stream whose model may need more than ``max_memory`` (``alphabet``: the
+        model's, a dictionary's for a stream coded from one; default the header's)."""
+        need = config.memory_bytes(max(len(header.alphabet if alphabet is None else alphabet),
+                                       1))
         if self.max_memory is not None and need > self.max_memory:
             raise LimitError(
                 f"stream's model may need {need / 2**20:,.1f} MiB of memory, over the limit of "

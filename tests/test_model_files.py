@@ -216,7 +216,7 @@ assert not f, f[0][1]
 
 def test_the_fuzz_oracle_catches_a_wrong_outcome(seeds, monkeypatch):
     """The target can fail: a loader that lets a ValueError through is a finding."""
-    def broken(cls, data):
+    def broken(cls, data, *args):
         raise ValueError("not a DictionaryError")
     monkeypatch.setattr(Predictor, "from_bytes", classmethod(broken))
     with pytest.raises(model_fuzzing.Finding, match="ValueError"):
@@ -349,3 +349,86 @@ def test_fresh_models_and_their_experts_pass_their_own_checks(model):
         kernel.set_state(kernel.get_state())
         q = Predictor.from_bytes(p.to_bytes())
         assert (q.feed(b"abc") == p.feed(b"abc")).all()
+
+
+def _recipe(meta_changes: dict, text: bytes = b"abc " * 50, declared: int | None = None):
+    """A recipe model file (a fresh order2 -1 state and the text it learns), forged."""
+    import hashlib
+    import json
+    import lzma
+    import struct
+
+    from seqzip import predictor as predictor_module
+    from seqzip.models import config_to_bytes, make_config
+
+    meta = {"model": "order2", "config": config_to_bytes(make_config("order2", 1)).decode(),
+            "alphabet": list(range(256)), "seed": 0, "info": {}, "rescale": None,
+            "replay": len(text) if declared is None else declared, "base": 0}
+    meta.update(meta_changes)
+    raw = json.dumps(meta).encode()
+    body = (predictor_module.RECIPE_MAGIC + bytes([predictor_module.RECIPE_VERSION]) +
+            struct.pack("<I", len(raw)) + raw + lzma.compress(text))
+    return body + hashlib.sha256(body).digest()
+
+
+def test_recipe_files_are_untrusted_input_too():
+    """A recipe (a starting state and a text to learn) is checked as a full-state file is:
+    its metadata's types and ranges, and a text that cannot pay for its length -- an LZMA
+    bomb of zeros asking for hours of learning -- is refused before anything is learnt."""
+    import resource
+    import time
+
+    from seqzip.predictor import Predictor
+
+    good = Predictor.from_bytes(_recipe({}))
+    assert good.symbols == 200
+    for changes in ({"alphabet": 10**9}, {"seed": "x"}, {"model": 3}, {"rescale": 1},
+                    {"base": -1}, {"replay": "many"}, {"info": 5}):
+        with pytest.raises(ModelFileError):
+            Predictor.from_bytes(_recipe(changes))
+    with pytest.raises(ModelFileError, match="wrong length|longer"):
+        Predictor.from_bytes(_recipe({}, declared=150))
+    bomb = bytes(64 << 20)  # 64 MiB of zeros: LZMA makes it ~10 KB
+    start = time.process_time()
+    with pytest.raises(ModelFileError, match="impossible sizes"):
+        Predictor.from_bytes(_recipe({}, bomb))
+    assert time.process_time() - start < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >= 0
+
+
+def test_a_research_network_file_given_as_a_dictionary_says_what_it_is(tmp_path):
+    import numpy as np
+
+    from seqzip.predictor import Predictor
+
+    path = tmp_path / "r.sqm"
+    with open(path, "wb") as f:
+        np.savez(f, meta=np.array([1]))
+    with pytest.raises(ModelFileError, match="research network file.*train --model"):
+        Predictor.load(str(path))
+
+
+def test_max_memory_refuses_a_dictionary_before_it_is_built(tmp_path):
+    """--max-memory counts the dictionary's model (over its own alphabet, all 256 byte
+    values), and a file asking for more is refused from its metadata, before its arrays are
+    inflated or its model allocated."""
+    import seqzip
+    from seqzip.errors import LimitError
+    from seqzip.predictor import Predictor
+
+    d = Predictor("ctw", 6)
+    d.feed(b"hello world " * 40)
+    path = str(tmp_path / "d.sqm")
+    d.save(path)
+    packed = seqzip.compress(b"hello there", dictionary=path)
+    need = d.config.memory_bytes(256)
+    with pytest.raises(LimitError, match="max-memory"):
+        Predictor.load(path, max_memory=need - 1)
+    with pytest.raises(LimitError, match="max-memory"):
+        seqzip.decompress(packed, dictionary=path, max_memory=need - 1)
+    assert seqzip.decompress(packed, dictionary=path, max_memory=need) == b"hello there"
+    result = subprocess.run([sys.executable, "-m", "seqzip.cli", "-dc", "--dict", path,
+                             "--max-memory", str(need - 1)], input=packed,
+                            capture_output=True)
+    assert result.returncode == 1 and b"max-memory" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

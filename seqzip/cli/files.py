@@ -292,7 +292,7 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
         compressed = counted.count if counted else os.fstat(src.fileno()).st_size
         return written, compressed
 
-    dictionary = load_dictionary(s.dictionary)
+    dictionary = load_dictionary(s.dictionary, s.max_memory)
     inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
     if test:
         s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})

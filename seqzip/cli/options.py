@@ -204,14 +204,15 @@ def dict_option(func: Callable) -> Callable:
                         "decompressing needs the same file.")(func)
 
 
-def load_dictionary(path: str | None):
-    """The --dict model file, or a one-line error."""
+def load_dictionary(path: str | None, max_memory: int | None = None):
+    """The --dict model file, or a one-line error (also for one whose model may need more
+    than ``max_memory``: refused before it is built)."""
     if path is None:
         return None
     from ..predictor import Predictor
 
     try:
-        return Predictor.load(path)
+        return Predictor.load(path, max_memory)
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: {describe(exc)}") from None
 
