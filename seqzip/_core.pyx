@@ -24,6 +24,8 @@ This module imports no seqzip Python: it is the bottom of the stack.
     >>> round(float(k.predict().sum()), 12), k.mode
     (1.0, 0)
 """
+import sys
+
 import numpy as np
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t
@@ -414,11 +416,14 @@ def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A
 
 # run() holds the interpreter while it codes (it calls the coder's Python objects for every
 # symbol), so it lets it go now and then: every YIELD_SYMBOLS symbols it reads a monotonic
-# clock and, when YIELD_NS of work have passed since the last time, releases and retakes the
-# GIL, which hands it to a thread waiting for it.  This changes no arithmetic.
+# clock and, when twice the interpreter's switch interval (sys.getswitchinterval(), 5 ms by
+# default) of work has passed since the last time, releases and retakes the GIL.  The pause
+# must outlast the switch interval: a thread waiting for the GIL asks for it only when its
+# wait of one interval times out, and only then does the release hand it over (a release
+# that comes sooner wakes it, retakes the lock first and restarts its wait: it would starve).
+# This changes no arithmetic.
 cdef enum:
     YIELD_SYMBOLS = 32
-cdef long long YIELD_NS = 5000000  # 5 ms
 
 # Symbols coded (or decoded, or scored) by run() in this process since it started: the
 # position a progress line measures its rate from.
@@ -464,6 +469,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef double[::1] probs
     cdef object probs_array = None, model, code = None
     cdef long long last_yield = _now_ns(), now
+    cdef long long yield_ns = <long long>(2e9 * sys.getswitchinterval())
     global _symbols_done
     if direction == ENCODE:
         code = coder.encode
@@ -537,7 +543,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         _symbols_done += 1
         if (i & (YIELD_SYMBOLS - 1)) == YIELD_SYMBOLS - 1:
             now = _now_ns()
-            if now - last_yield >= YIELD_NS:
+            if now - last_yield >= yield_ns:
                 with nogil:  # a thread waiting for the interpreter takes it here
                     pass
                 last_yield = _now_ns()
