@@ -84,8 +84,11 @@ class DaskEngine(Cluster):
 
     def warm(self, model: Model) -> Any:
         """The prefix's state, sent once to every worker (each piece's task receives it):
-        a copy on each, so that losing a worker loses no state the others need."""
-        return self.client.scatter(state_bytes(model), broadcast=True)
+        a copy on each, so that losing a worker loses no state the others need.  Its key is
+        this call's own (``hash=False``): a key named by the content is shared with any other
+        client that scatters the same state, and when that client lets it go the scheduler
+        drops the data under this run's pieces ("lost dependencies")."""
+        return self.client.scatter(state_bytes(model), broadcast=True, hash=False)
 
     def map(self, work: Callable, jobs: Iterable[tuple], window: int | None = None
             ) -> Iterator[Any]:
