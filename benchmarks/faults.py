@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import os
 import random
 import resource
@@ -52,16 +53,32 @@ def _default_signals() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-def signal_runs(runs: int, seed: int, signals=("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
-    rng = random.Random(seed)
-    work = tempfile.mkdtemp(prefix="seqzip-faults-")
-    data = corpora.generate("english", 400_000, seed=1).data
+def _workspace(prefix: str, size: int, processes: int) -> tuple[str, bytes, str, str]:
+    """A fresh directory holding ``in.txt`` (``size`` bytes of generated English) and
+    ``packed.sqz`` (it at cm -1, in ``processes`` pieces): (directory, data, their paths)."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    data = corpora.generate("english", size, seed=1).data
     source = os.path.join(work, "in.txt")
     with open(source, "wb") as f:
         f.write(data)
     packed = os.path.join(work, "packed.sqz")
     with open(packed, "wb") as f:
-        f.write(seqzip.compress(data, 1, model="cm"))
+        seqzip.compress_file(io.BytesIO(data), f, model="cm", level=1, processes=processes)
+    return work, data, source, packed
+
+
+def _output_restores(out: str, direction: str, data: bytes) -> bool:
+    """Whether a run's output file restores ``data`` (a compressed one once decoded); the
+    file is removed."""
+    with open(out, "rb") as f:
+        got = f.read()
+    os.unlink(out)
+    return (seqzip.decompress(got) if direction == "compress" else got) == data
+
+
+def signal_runs(runs: int, seed: int, signals=("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
+    rng = random.Random(seed)
+    work, data, source, packed = _workspace("seqzip-faults-", 400_000, processes=1)
     want = {source: digest(source), packed: digest(packed)}
     results = {}
     for direction in ("compress", "decompress"):
@@ -86,13 +103,8 @@ def signal_runs(runs: int, seed: int, signals=("SIGINT", "SIGTERM", "SIGHUP")) -
                     bad.append((i, extra))
                 if os.path.exists(out):
                     outputs += 1
-                    with open(out, "rb") as f:
-                        got = f.read()
-                    ok = (seqzip.decompress(got) == data if direction == "compress"
-                          else got == data)
-                    if not ok:
+                    if not _output_restores(out, direction, data):
                         bad.append((i, "partial output"))
-                    os.unlink(out)
             results[f"{direction} {signame}"] = {"runs": runs, "complete outputs": outputs,
                                                  "failures": bad}
             print(f"{direction:10} {signame:7} {runs} runs: {outputs} finished before the "
@@ -137,14 +149,7 @@ def _children(pid: int) -> list[int]:
 def kill_runs(runs: int, seed: int) -> dict:
     """SIGKILL of one worker (or of the guardian) of ``-T 2`` runs: see the module's text."""
     rng = random.Random(seed)
-    work = tempfile.mkdtemp(prefix="seqzip-kills-")
-    data = corpora.generate("english", 1_500_000, seed=1).data
-    source = os.path.join(work, "in.txt")
-    with open(source, "wb") as f:
-        f.write(data)
-    packed = os.path.join(work, "packed.sqz")
-    with open(packed, "wb") as f:
-        seqzip.compress_file(open(source, "rb"), f, model="cm", level=1, processes=2)
+    work, data, source, packed = _workspace("seqzip-kills-", 1_500_000, processes=2)
     results = {}
     for direction in ("compress", "decompress"):
         for victim in ("worker", "guardian"):
@@ -188,12 +193,8 @@ def kill_runs(runs: int, seed: int) -> dict:
                     ended["finished first"] += 1
                 else:
                     bad.append((i, process.returncode, names, stderr.strip()[-200:]))
-                if os.path.exists(out):
-                    with open(out, "rb") as f:
-                        got = f.read()
-                    if (seqzip.decompress(got) if direction == "compress" else got) != data:
-                        bad.append((i, "a wrong output"))
-                    os.unlink(out)
+                if os.path.exists(out) and not _output_restores(out, direction, data):
+                    bad.append((i, "a wrong output"))
             worst = max(seconds, default=0.0)
             results[f"{direction} {victim}"] = {"runs": runs, **ended, "failures": bad,
                                                 "slowest end after the kill": round(worst, 2)}

@@ -54,6 +54,10 @@ MAX_REPLAY = 1 << 30  # bytes of text a recipe model file may hold
 REPLAY_RATIO = 16  # ... and at most this many times its compressed size (plus 1 MiB)
 ALL_BYTES = bytes(range(256))
 MAX_META = 1 << 20
+# A research network file (seqzip train --method, seqzip.research.training) is a NumPy .npz
+# archive, that is a zip file: its first four bytes, to say what such a file is when it is
+# given as a dictionary.
+RESEARCH_FILE_MAGIC = b"PK\x03\x04"
 _ENTRY = struct.Struct("<BBQQ")  # dtype length, ndim, raw bytes, stored bytes
 DICTIONARY_HASH_BYTES = 16  # the stream header keeps the first 16 bytes of the SHA-256
 
@@ -443,7 +447,7 @@ class Predictor:
         data = memoryview(data).tobytes()
         if data[:4] == RECIPE_MAGIC:
             return _from_recipe(cls, data, max_memory)
-        if data[:4] == b"PK\x03\x04":  # the NumPy archive of seqzip train --method
+        if data[:4] == RESEARCH_FILE_MAGIC:
             raise ModelFileError("not a seqzip model file but a research network file "
                                  "(seqzip train --method): make a dictionary with seqzip "
                                  "train --model FAMILY")
@@ -452,19 +456,11 @@ class Predictor:
         if data[4] != MODEL_VERSION:
             raise ModelFileError(f"model file version {data[4]} is not readable by this "
                                  f"seqzip (reads {MODEL_VERSION})")
-        body = data[:-32]
-        if hashlib.sha256(body).digest() != data[-32:]:
-            raise ModelFileError("model file checksum mismatch (corrupt file)")
+        body = _verified_body(data)
         try:
-            (meta_len,) = struct.unpack_from("<I", body, 5)
-            if meta_len > MAX_META:
-                raise ValueError("model file metadata too large")
-            meta = _read_meta(body[9:9 + meta_len])
-            config = config_from_bytes(spec_by_name(meta["model"]).config_class,
-                                       meta["config"].encode("ascii"))
-            _check_model_memory(config, meta["alphabet"], max_memory)
+            _, meta, config, at = _read_head(body, max_memory)
             budget = 2 * config.memory_bytes(len(meta["alphabet"])) + STATE_SLACK
-            state = _read_arrays(body, 9 + meta_len, budget)
+            state = _read_arrays(body, at, budget)
             predictor = cls(meta["model"], alphabet=meta["alphabet"], seed=meta["seed"],
                             config=config)
             predictor.kernel.set_state(state)
@@ -533,6 +529,37 @@ def _check_model_memory(config: Any, alphabet: bytes, max_memory: int | None) ->
                          "--max-memory)")
 
 
+def _verified_body(data: bytes) -> bytes:
+    """A model file (full-state or recipe) without its trailing SHA-256, once that matches."""
+    body = data[:-32]
+    if hashlib.sha256(body).digest() != data[-32:]:
+        raise ModelFileError("model file checksum mismatch (corrupt file)")
+    return body
+
+
+def _read_head(body: bytes, max_memory: int | None, recipe: bool = False
+               ) -> tuple[dict, dict, Any, int]:
+    """The metadata after a model file's magic and version: the raw JSON object, the checked
+    metadata (a recipe's has no symbols or bits of its own), the config, and the offset just
+    past the metadata; the config's memory bound checked against ``max_memory``.
+
+    Raises:
+        ValueError: malformed metadata (the caller names the kind of file).
+        LimitError: the model may need more than ``max_memory``.
+    """
+    (meta_len,) = struct.unpack_from("<I", body, 5)
+    if meta_len > MAX_META:
+        raise ValueError("model file metadata too large")
+    raw = json.loads(body[9:9 + meta_len].decode("utf-8"))
+    if not isinstance(raw, dict):
+        raise ValueError("model file metadata is not an object")
+    meta = _read_meta({**raw, "symbols": 0, "bits": 0.0} if recipe else raw)
+    config = config_from_bytes(spec_by_name(meta["model"]).config_class,
+                               meta["config"].encode("ascii"))
+    _check_model_memory(config, meta["alphabet"], max_memory)
+    return raw, meta, config, 9 + meta_len
+
+
 def _from_recipe(cls: type, data: bytes, max_memory: int | None = None) -> Predictor:
     """The predictor a :func:`recipe_bytes` file rebuilds.  Untrusted input as any model
     file: its metadata is checked as a full-state file's is, its text is inflated and learnt
@@ -548,19 +575,10 @@ def _from_recipe(cls: type, data: bytes, max_memory: int | None = None) -> Predi
 
     if len(data) < 9 + 32 or data[4] != RECIPE_VERSION:
         raise ModelFileError("not a readable seqzip recipe model file")
-    body = data[:-32]
-    if hashlib.sha256(body).digest() != data[-32:]:
-        raise ModelFileError("model file checksum mismatch (corrupt file)")
+    body = _verified_body(data)
     try:
-        (meta_len,) = struct.unpack_from("<I", body, 5)
-        if meta_len > MAX_META:
-            raise ValueError("model file metadata too large")
-        raw = json.loads(body[9:9 + meta_len].decode("utf-8"))
-        if not isinstance(raw, dict):
-            raise ValueError("model file metadata is not an object")
-        meta = _read_meta(json.dumps({**raw, "symbols": 0, "bits": 0.0}).encode("utf-8"))
+        raw, meta, config, at = _read_head(body, max_memory, recipe=True)
         base_len, replay_len, rescale = raw.get("base"), raw.get("replay"), raw.get("rescale")
-        at = 9 + meta_len
         if not (type(base_len) is int and type(replay_len) is int and
                 (rescale is None or type(rescale) is int and 2 <= rescale < 1 << 32)):
             raise ValueError("recipe model file holds invalid sizes")
@@ -569,9 +587,6 @@ def _from_recipe(cls: type, data: bytes, max_memory: int | None = None) -> Predi
                 replay_len <= REPLAY_RATIO * packed + (1 << 20)):
             raise ValueError("recipe model file declares impossible sizes (more text than "
                              "its compressed size can hold)")
-        config = config_from_bytes(spec_by_name(meta["model"]).config_class,
-                                   meta["config"].encode("ascii"))
-        _check_model_memory(config, meta["alphabet"], max_memory)
         if base_len:
             predictor = cls.from_bytes(body[at:at + base_len], max_memory)
         else:
@@ -627,11 +642,8 @@ def _draw(p: np.ndarray, rng: np.random.Generator, temperature: float) -> int:
 STATE_SLACK = 4 << 20  # bytes of state arrays allowed beyond twice the config's memory bound
 
 
-def _read_meta(raw: bytes) -> dict:
+def _read_meta(meta: dict) -> dict:
     """A model file's metadata, each field of its type and range (ValueError otherwise)."""
-    meta = json.loads(raw.decode("utf-8"))
-    if not isinstance(meta, dict):
-        raise ValueError("model file metadata is not an object")
     alphabet = meta.get("alphabet")
     if not (isinstance(alphabet, list) and 1 <= len(alphabet) <= 256 and
             all(type(v) is int and 0 <= v <= 255 for v in alphabet)):

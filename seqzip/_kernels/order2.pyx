@@ -47,19 +47,25 @@ cdef inline void _count(uint16_t* counts, uint32_t* total, uint32_t* distinct,
 
     Halving keeps the model adaptive on non-stationary data and bounds the counters.
     """
-    cdef Py_ssize_t x
-    cdef uint32_t t = 0, d = 0
     if counts[symbol] == 0:
         distinct[0] += 1
     counts[symbol] += 1
     total[0] += 1
     if counts[symbol] >= limit:
-        for x in range(n):
-            counts[x] = counts[x] >> 1
-            t += counts[x]
-            d += counts[x] != 0
-        total[0] = t
-        distinct[0] = d
+        _halve(counts, total, distinct, n)
+
+
+cdef inline void _halve(uint16_t* counts, uint32_t* total, uint32_t* distinct,
+                        Py_ssize_t n) noexcept nogil:
+    """Halve a context's counts (rounding down) and recount its total and distinct symbols."""
+    cdef Py_ssize_t x
+    cdef uint32_t t = 0, d = 0
+    for x in range(n):
+        counts[x] = counts[x] >> 1
+        t += counts[x]
+        d += counts[x] != 0
+    total[0] = t
+    distinct[0] = d
 
 
 @cython.final
@@ -221,14 +227,5 @@ cdef class Order2Kernel(Kernel):
 
 cdef void _rescale(uint16_t* counts, uint32_t* total, uint32_t* distinct, Py_ssize_t n,
                    uint32_t cap) noexcept nogil:
-    cdef Py_ssize_t x
-    cdef uint32_t t, d
     while total[0] > cap:
-        t = 0
-        d = 0
-        for x in range(n):
-            counts[x] = counts[x] >> 1
-            t += counts[x]
-            d += counts[x] != 0
-        total[0] = t
-        distinct[0] = d
+        _halve(counts, total, distinct, n)
