@@ -40,58 +40,8 @@ from seqzip._core cimport (STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE,
                            raw_get, raw_set)
 
 from seqzip._core import put, take
-
-cdef enum:
-    MAX_DEPTH = 32
-    N_CLASSES = 9            # block capacities 1, 2, 4, ..., 256 entries
-
-cdef uint32_t EMPTY = 0xFFFFFFFFu
-
-cdef double BETA_MAX = 2.0 ** 600
-cdef double BETA_MIN = 2.0 ** -600
-
-
-cdef packed struct ChildSlot:  # one slot of the child map: 12 bytes, key and value together
-    uint64_t key             # parent * 256 + symbol + 1 (0: empty)
-    uint32_t node            # the child context node
-
-
-cdef struct Entry:
-    double beta              # Pe(s) / (Pw of the children), the weighting ratio
-    uint16_t count0          # zeros seen by this decision node in this context
-    uint16_t count1          # ones seen
-    uint8_t node             # decision node id, 1 .. 2^B - 1
-
-
-@cython.final
-cdef class _Tree:
-    """Arrays of a tree being loaded, owned until the kernel takes them (freed otherwise)."""
-    cdef Entry* entries
-    cdef uint32_t* node_block
-    cdef uint16_t* node_count
-    cdef uint8_t* node_class
-    cdef ChildSlot* children
-    cdef uint32_t* free_lists[N_CLASSES]
-    cdef uint32_t free_count[N_CLASSES]
-    cdef uint32_t path[MAX_DEPTH + 1]
-    cdef uint32_t where[MAX_DEPTH + 1][256]
-    cdef uint64_t stamp[MAX_DEPTH + 1][256]
-
-    def __dealloc__(self):
-        cdef int i
-        for i in range(N_CLASSES):
-            free(self.free_lists[i])
-        free(self.entries)
-        free(self.node_block)
-        free(self.node_count)
-        free(self.node_class)
-        free(self.children)
-
-
-cdef inline uint64_t slot_of(uint64_t key, uint64_t mask) noexcept nogil:
-    """The home slot of a child link's key in a map of ``mask + 1`` slots (linear probing)."""
-    return ((key * 0x9E3779B97F4A7C15ULL) >> 20) & mask
-
+from seqzip._kernels.ctw_tree cimport (BETA_MAX, BETA_MIN, EMPTY, MAX_DEPTH, N_CLASSES, ChildSlot,
+                                       Entry, _Tree, check_tree, slot_of)
 
 @cython.final
 cdef class CTWKernel(Kernel):
@@ -611,8 +561,8 @@ cdef class CTWKernel(Kernel):
         """Take a state from ``get_state`` -- untrusted input (a model file from anyone).
 
         Every size is checked against the caps of this kernel's config, and the tree against
-        itself before anything of the kernel changes (:meth:`_check_tree`): blocks inside the
-        entry pool and disjoint from each other and from the free lists, block classes and
+        itself before anything of the kernel changes (``ctw_tree.check_tree``): blocks inside
+        the entry pool and disjoint from each other and from the free lists, block classes and
         counts within their tables, entries' decision nodes, counts and ratios in range, child
         links inside the node array, each node the child of exactly one older node (so the
         tree is acyclic), every link findable by the hash probe, the walk's caches pointing at
@@ -683,8 +633,8 @@ cdef class CTWKernel(Kernel):
         raw_set(fresh.path, sizeof(self.path), state, "path")
         raw_set(fresh.where, sizeof(self.where), state, "where")
         raw_set(fresh.stamp, sizeof(self.stamp), state, "stamp")
-        self._check_tree(fresh, entries_used, nodes_used, child_mask, path_len, tick,
-                         predicted, history)
+        check_tree(fresh, self.code_bits, self.count_limit, self.A, entries_used, nodes_used,
+                   child_mask, path_len, tick, predicted, history)
         # Valid: the kernel takes the checked arrays (nothing of it changed before here).
         Kernel.set_state(self, state)
         self._release()
@@ -708,118 +658,3 @@ cdef class CTWKernel(Kernel):
         raw_set(self.q, sizeof(self.q), state, "q")
         raw_set(self.leaf, sizeof(self.leaf), state, "leaf")
         put(self.scratch, state, "scratch")
-
-    cdef int _check_tree(self, _Tree t, uint64_t entries_used, uint64_t nodes_used,
-                         uint64_t child_mask, uint64_t path_len, uint64_t tick,
-                         uint64_t predicted, history) except -1:
-        """Raise ValueError unless ``t`` is a tree this kernel could have built (see
-        :meth:`set_state`).  Linear in the arrays' sizes (plus one sort of the blocks)."""
-        cdef uint64_t n_nodes = 1u << self.code_bits, i, j, k, size, start, count, n_blocks
-        cdef uint64_t key, home, parent, child, run, n_keys = 0
-        cdef int cls, d
-        cdef uint8_t seen[256]
-        cdef const Entry* e
-        n_blocks = nodes_used
-        for cls in range(N_CLASSES):
-            n_blocks += t.free_count[cls]
-        block_start = np.empty(n_blocks, dtype=np.uint64)
-        block_size = np.empty_like(block_start)
-        cdef uint64_t[::1] starts = block_start, sizes = block_size
-        n_blocks = 0
-        for i in range(nodes_used):  # the live blocks and their entries
-            start, count, cls = t.node_block[i], t.node_count[i], t.node_class[i]
-            if cls >= N_CLASSES:
-                raise ValueError("model state holds an impossible block class")
-            if start == EMPTY:
-                if count:
-                    raise ValueError("model state holds entries of a context without a block")
-                continue
-            size = 1u << cls
-            if count > size or start + size > entries_used:
-                raise ValueError("model state holds a block outside the entry pool")
-            starts[n_blocks], sizes[n_blocks] = start, size
-            n_blocks += 1
-            memset(seen, 0, sizeof(seen))
-            for j in range(start, start + count):
-                e = &t.entries[j]
-                if e.node < 1 or e.node >= n_nodes or seen[e.node]:
-                    raise ValueError("model state holds an impossible decision node")
-                seen[e.node] = 1
-                if (<uint32_t>e.count0 + e.count1 > self.count_limit or e.count0 > 65534 or
-                        e.count1 > 65534 or not (BETA_MIN <= e.beta <= BETA_MAX)):
-                    raise ValueError("model state holds impossible counts")
-        for cls in range(N_CLASSES):  # the free blocks
-            size = 1u << cls
-            for j in range(t.free_count[cls]):
-                start = t.free_lists[cls][j]
-                if start + size > entries_used:
-                    raise ValueError("model state holds a free block outside the entry pool")
-                starts[n_blocks], sizes[n_blocks] = start, size
-                n_blocks += 1
-        order = np.argsort(block_start[:n_blocks], kind="stable")
-        first = block_start[:n_blocks][order]
-        ends = first + block_size[:n_blocks][order]
-        if n_blocks > 1 and (first[1:n_blocks] < ends[0:n_blocks - 1]).any():
-            raise ValueError("model state holds overlapping blocks")
-        # The child map: every link findable, from an older node to a younger one, each node
-        # (but the root) the child of exactly one link.
-        parents = np.zeros(nodes_used, dtype=np.uint8)
-        cdef uint8_t[::1] has_parent = parents
-        k = 0
-        while k <= child_mask and t.children[k].key != 0:
-            k += 1
-        if k > child_mask:
-            raise ValueError("model state holds a full child map")
-        run = 0
-        for j in range(1, child_mask + 2):
-            i = (k + j) & child_mask
-            key = t.children[i].key
-            if key == 0:
-                run = 0
-                continue
-            run += 1
-            n_keys += 1
-            home = slot_of(key, child_mask)  # in the state's map, not this kernel's
-            if ((i - home) & child_mask) >= run:
-                raise ValueError("model state holds a child link the map cannot find")
-            parent, child = (key - 1) >> 8, t.children[i].node
-            if (parent >= nodes_used or <int64_t>((key - 1) & 255) >= self.A or
-                    child >= nodes_used or child <= parent or has_parent[child]):
-                raise ValueError("model state holds an impossible child link")
-            has_parent[child] = 1
-        if n_keys != nodes_used - 1:
-            raise ValueError("model state holds a child map of the wrong size")
-        # The walk's caches: the path, and the entries it found when a prediction is pending.
-        # Without a pending prediction the next step walks the tree again: path and cache
-        # are not read.
-        if predicted and t.path[0] != 0:
-            raise ValueError("model state holds an impossible context path")
-        for d in range(1, path_len if predicted else 1):  # path[d] = child(path[d-1], ...)
-            key = <uint64_t>t.path[d - 1] * 256 + <uint64_t>history[d - 1] + 1
-            i = slot_of(key, child_mask)
-            while t.children[i].key != 0 and t.children[i].key != key:
-                i = (i + 1) & child_mask  # ends: the map has an empty slot (checked above)
-            if t.children[i].key != key or t.children[i].node != t.path[d]:
-                raise ValueError("model state holds an impossible context path")
-        for d in range(MAX_DEPTH + 1):
-            for j in range(256):
-                if t.stamp[d][j] > tick:
-                    raise ValueError("model state holds an impossible cache stamp")
-                if predicted and t.stamp[d][j] == tick:
-                    if d >= <int>path_len:
-                        raise ValueError("model state holds an impossible cache stamp")
-                    start = t.node_block[t.path[d]]
-                    if (start == EMPTY or not start <= t.where[d][j] <
-                            start + t.node_count[t.path[d]] or
-                            t.entries[t.where[d][j]].node != j):
-                        raise ValueError("model state holds an impossible cache entry")
-        if predicted:  # and every entry of the path is in the cache (else update adds twins)
-            for d in range(path_len):
-                start = t.node_block[t.path[d]]
-                if start == EMPTY:
-                    continue
-                for j in range(start, start + t.node_count[t.path[d]]):
-                    if (t.stamp[d][t.entries[j].node] != tick or
-                            t.where[d][t.entries[j].node] != j):
-                        raise ValueError("model state holds an incomplete cache")
-        return 0
