@@ -257,7 +257,7 @@ def load_model(path: str | os.PathLike) -> tuple[FastNetwork | HMM | Recurrent, 
 
         >>> import tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "bad.sqm")
-        >>> _ = open(path, "wb").write(b"nope")
+        >>> with open(path, "wb") as f: _ = f.write(b"nope")
         >>> load_model(path)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
