@@ -323,3 +323,24 @@ def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed[4] = 10
     with pytest.raises(seqzip.UnsupportedVersionError, match="versions 2, 3, 4, 5, 6, 7, 8, 9"):
         seqzip.decompress(bytes(packed))
+
+
+def test_a_dictionary_stream_is_format_9_over_its_model_files_alphabet(tmp_path):
+    from seqzip.predictor import Predictor
+    from tests.test_container import as_version_6
+    path = tmp_path / "d.sqm"
+    p = Predictor("order2", 6, seed=2)
+    p.feed(TEXT * 3)
+    digest = p.save(path)
+    packed = seqzip.compress(TEXT[:100], dictionary=path)
+    header, end = parse_header(packed)
+    assert (header.version, header.dictionary, header.alphabet) == (9, digest, bytes(range(256)))
+    # magic, version, flags, model id, options (a seed), the hash, seed, length, crc32, check
+    assert end == 4 + 1 + 1 + 1 + 1 + 16 + 1 + 1 + 4 + 2
+    assert seqzip.decompress(packed, dictionary=path) == TEXT[:100]
+    old = as_version_6(packed)  # format 7: the same fields and frames
+    assert old[4] == 7 and seqzip.decompress(old, dictionary=path) == TEXT[:100]
+    bad = bytearray(packed)
+    bad[9] ^= 1  # inside the hash: the header check catches it
+    with pytest.raises(CorruptError, match="header checksum"):
+        seqzip.decompress(bytes(bad), dictionary=path)
