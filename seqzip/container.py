@@ -27,7 +27,8 @@ block check of the first block it changes (16 bits, and every later block of the
 decoded from a diverged model); the header's fields are under its own check (16 bits); and
 the CRC-32 of the original data, checked at the end of the stream, is the one check over the
 output bytes themselves (the block checks see symbol indices, so it alone catches a wrong
-alphabet map or a coder bug that the models repeat on both sides).
+map from symbols to bytes: an explicit alphabet damaged past the header check decodes to
+indices that pass every block check).  It stays 32 bits in format 8 for that reason.
 
     >>> frame = pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb")
     >>> parse_frame(frame, 0, 3, 0)[0]
