@@ -55,7 +55,7 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
         >>> info["original_bytes"], info["models"], info["levels"], info["streams"][0]["dictionary"]
         (300, ['order2'], ['1-3'], None)
         >>> info["streams"][0]["version"], info["streams"][0]["header_bytes"]  # 3 values: a list
-        (6, 18)
+        (8, 18)
     """
     buf = _Buffer(src)
     streams = []

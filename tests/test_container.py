@@ -1,4 +1,5 @@
 """The .sqz format: golden bytes, and a clear error for every kind of bad input."""
+import dataclasses
 import hashlib
 import io
 import struct
@@ -20,6 +21,11 @@ GOLDEN_INPUT = b"seqzip golden input: abracadabra, abracadabra! \x00\x01\xff" * 
 GOLDEN_HEX_V6 = (
     "b753515a06016501960100ff41e42a36098beb104808487e5be7001f5e083a28bb2de8833ecf631345a5131241"
     "c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
+
+# The same input and settings written by format version 8 (the terse header).
+GOLDEN_HEX_V8 = (
+    "b753515a08e5010101960100ff41e42a36098beb104808487e5be7001ce7083a28bb2de8833ecf631345a51312"
+    "41c0a8c31e109b65f872b07d5273601dc9362f6c47dd")
 
 # The same input and settings written by format version 4 (fixed-size header and frame heads).
 GOLDEN_HEX = (
@@ -85,11 +91,19 @@ GOLDEN_STREAMS_V6 = {
 }
 
 
+def as_version_6(stream: bytes) -> bytes:
+    """A format-8 stream rewritten as format 6 wrote it (a format-9 one as format 7): the same
+    fields under the version-6 header, the same frames (their layout did not change)."""
+    header, offset = container.parse_header(stream)
+    assert header.version in (8, 9)
+    return dataclasses.replace(header, version=header.version - 2).pack() + stream[offset:]
+
+
 def as_version_4(stream: bytes) -> bytes:
     """A stream rewritten as format 4 wrote it: the same fields and payloads under the
     fixed-size header and frame heads (checksums recomputed)."""
     header, offset = container.parse_header(stream)
-    assert header.version == container.VERSION
+    assert header.version in (6, container.VERSION)
     config = header.config
     if config[0] == 0:  # a custom config: format 4 stored its JSON array
         spec = seqzip.api.spec_for_header(header)
@@ -137,23 +151,53 @@ def first_preset_stream(data: bytes, model: str, level: int) -> bytes:
     return out.getvalue()
 
 
+# The same streams in format 8: size and SHA-256 (as_version_6 of each is the stream above).
+GOLDEN_STREAMS_RENUMBERED_V8 = {
+    ("cm", 1): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
+    ("cm", 6): (72, "f68d56004a58079876b8c242da304d0c91d8a26922e7581bd8c60c2a8418d1a2"),
+    ("cm", 9): (72, "55c9056368843e1f49db87f8654a2e6a9f44f5ceb496dc94d0d194a56732617d"),
+}
+
+
 @pytest.mark.parametrize("model, level", sorted(GOLDEN_STREAMS_RENUMBERED))
 def test_golden_streams_of_renumbered_presets(model, level):
     data = GOLDEN_INPUT * 20
     packed = seqzip.compress(data, model=model, level=level, seed=1)
-    header = container.parse_header(packed)[0]
-    assert (header.config[0], len(packed), hashlib.sha256(packed).hexdigest()) == \
-        GOLDEN_STREAMS_RENUMBERED[model, level]
+    assert (len(packed), hashlib.sha256(packed).hexdigest()) == \
+        GOLDEN_STREAMS_RENUMBERED_V8[model, level]
     assert seqzip.decompress(packed) == data
+    v6 = as_version_6(packed)
+    header = container.parse_header(v6)[0]
+    assert (header.config[0], len(v6), hashlib.sha256(v6).hexdigest()) == \
+        GOLDEN_STREAMS_RENUMBERED[model, level]
+    assert seqzip.decompress(v6) == data
+
+
+# The same streams in format 8: size and SHA-256 (as_version_6 of each is the format-6 stream).
+GOLDEN_STREAMS_V8 = {
+    ("glnn", 1): (121, "0a64ebac2bc49337f710a107edb7b5e98ce248ca64d7d62f6a09d693736ba5a6"),
+    ("glnn", 6): (89, "80400be251cdebc8f823a8b1cd7cafe2be3c1f13413ac298cb88895aef07de5a"),
+    ("lstm", 1): (121, "6e7c3792172a87be0a58d1456357ae699c4fb36cc26d4e4c2518db91a2eea9e0"),
+    ("mlstm", 1): (117, "911df7476ac49ed723b43412db39edb2127e6b66877c29b8b81b5dc733298260"),
+    ("mlstm", 6): (93, "c2af1d856392bdf2b421f5c9d87358b917a3e3e2f5ef9ac6e04db1b1844dbd43"),
+    ("mrnn", 1): (121, "2640adafae2963ffcfeecb0057ba4ff525f2e4cff614735f3f554736d590deb2"),
+    ("ctw", 6): (105, "5ac8a3719cac24ba4a9a700cc4875a2625bed57f931e7182ba41a15fd47267a8"),
+    ("cm", 1): (76, "b7861ddfe395a41bd07d44bc8cd40844b16775aec211f9debaba41619976db9d"),
+    ("cm", 6): (72, "b3d29fa6ee2d3910bb1a647926070d2df22def8c0520872d2627172f9f0c3411"),
+    ("cm", 9): (72, "8d25432bbeb6587dce411b6ed037894e4926c5ae251dc678b077d3801260f017"),
+}
 
 
 @pytest.mark.parametrize("model, level, size, sha256, size3, sha256_3", GOLDEN_STREAMS)
 def test_golden_streams_of_every_learned_model(model, level, size, sha256, size3, sha256_3):
     data = GOLDEN_INPUT * 20
     packed = first_preset_stream(data, model, level)
-    assert (len(packed), hashlib.sha256(packed).hexdigest()) == GOLDEN_STREAMS_V6[model, level]
+    assert (len(packed), hashlib.sha256(packed).hexdigest()) == GOLDEN_STREAMS_V8[model, level]
     assert seqzip.decompress(packed) == data
-    v4 = as_version_4(packed)  # the payloads are those format 4 pinned, and still decode
+    v6 = as_version_6(packed)  # the format-6 stream pinned above, and it still decodes
+    assert (len(v6), hashlib.sha256(v6).hexdigest()) == GOLDEN_STREAMS_V6[model, level]
+    assert seqzip.decompress(v6) == data
+    v4 = as_version_4(v6)  # the payloads are those format 4 pinned, and still decode
     assert (len(v4), hashlib.sha256(v4).hexdigest()) == (size, sha256)
     assert seqzip.decompress(v4) == data
     old = as_version_3(v4)  # the payloads are those format 3 pinned, and still decode
@@ -201,9 +245,15 @@ def small_stream(data=b"hello, hello, hello world " * 20, **kw):
 
 def test_golden_bytes():
     packed = seqzip.compress(GOLDEN_INPUT, model="order2", level=6, seed=1)
-    assert packed[:4] == container.MAGIC and packed[4] == container.VERSION == 6
-    assert packed.hex() == GOLDEN_HEX_V6
-    assert seqzip.decompress(bytes.fromhex(GOLDEN_HEX_V6)) == GOLDEN_INPUT
+    assert packed[:4] == container.MAGIC and packed[4] == container.VERSION == 8
+    assert packed.hex() == GOLDEN_HEX_V8
+    assert seqzip.decompress(bytes.fromhex(GOLDEN_HEX_V8)) == GOLDEN_INPUT
+
+
+def test_version_6_streams_still_decode():
+    old = bytes.fromhex(GOLDEN_HEX_V6)
+    assert old[4] == 6 and seqzip.decompress(old) == GOLDEN_INPUT
+    assert as_version_6(bytes.fromhex(GOLDEN_HEX_V8)) == old
 
 
 def test_version_4_streams_still_decode():
@@ -240,7 +290,7 @@ def test_a_level_preset_is_one_byte_and_a_custom_config_its_typed_fields():
     assert seqzip.decompress(v4) == b"custom " * 30
 
 
-@pytest.mark.parametrize("version", [4, 6])
+@pytest.mark.parametrize("version", [4, 6, 8])
 @pytest.mark.parametrize("config", [b"", b"\x0a", b"\x06\x06", b"\x00[1,2", b"\x00[255,1.0,7]"])
 def test_a_bad_header_config_is_corrupt(config, version):
     header = container.StreamHeader(MODELS["order2"].model_id, config, 0, 3, 16, b"abc", 0,
@@ -276,11 +326,12 @@ def test_unknown_version():
         seqzip.decompress(bytes(packed))
 
 
-@pytest.mark.parametrize("version", [4, 6])
+@pytest.mark.parametrize("version", [4, 6, 8])
 @pytest.mark.parametrize("cut", [1, 3, 4, 5, 6, 7, 8, 9, 12, 16, 20, 24, 30, 60, 68, 69, 75,
                                  81, -9, -5, -1])
 def test_truncation_is_an_eof_error(cut, version):
-    packed = small_stream() if version == 6 else as_version_4(small_stream())
+    packed = {8: small_stream, 6: lambda: as_version_6(small_stream()),
+              4: lambda: as_version_4(small_stream())}[version]()
     if cut >= len(packed):
         pytest.skip("the stream is shorter")
     with pytest.raises(TruncatedError) as info:

@@ -21,7 +21,7 @@ LAYERS = [
     ("api", ["seqzip.api", "seqzip.files", "seqzip.incremental", "seqzip.decoder",
              "seqzip.session", "seqzip.pieces", "seqzip.predictor", "seqzip.streaminfo",
              "seqzip.baselines", "seqzip.cluster"]),
-    ("coding", ["seqzip.coder", "seqzip.container", "seqzip.pieceset"]),
+    ("coding", ["seqzip.coder", "seqzip.container", "seqzip.header", "seqzip.pieceset"]),
     ("models", ["seqzip.models"]),
     ("kernels", ["seqzip._core", "seqzip._kernels"]),
     ("foundation", ["seqzip.errors", "seqzip.levels", "seqzip.corpora", "seqzip.reference"]),

@@ -157,7 +157,7 @@ def test_dictionary_round_trip_and_gain(trained):
     data = b"it was the age of wisdom, it was the epoch of belief. " * 3
     packed = seqzip.compress(data, dictionary=path)
     header, _ = parse_header(packed)
-    assert header.version == 7 and header.dictionary == digest  # format 6 with the hash
+    assert header.version == 9 and header.dictionary == digest  # format 8 with the hash
     assert seqzip.decompress(packed, dictionary=path) == data
     assert len(packed) < len(seqzip.compress(data, 1, model="cm", seed=3))
     out = io.BytesIO()

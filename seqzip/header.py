@@ -1,0 +1,537 @@
+"""The .sqz stream header: every version this build reads, and the one it writes.
+
+A stream is a header followed by frames (``seqzip.container``).  All integers are
+little-endian; varints are 7 bits a byte, low first, minimal.
+
+Header (``VERSION`` 8; version 9 is version 8 with a ``dictionary`` field after the config,
+written only for streams coded from a model file, ``--dict``)::
+
+    magic        4  b"\\xb7SQZ"
+    version      1  format version
+    flags        1  bits 0-3: the level of a preset config, 0 when the config follows;
+                    bits 4-5: the alphabet's code (below); bit 6: a model id follows (else
+                    the model is cm, ``FOLDED_MODEL_ID``); bit 7: an options byte follows
+    model_id     1  when flagged: the model family (see seqzip.models), never cm's
+    options      1  when flagged, never zero: bit 0 a seed follows, bit 1 a frame size
+                    follows; bits 2-7 zero
+    config       *  level 0 only: varint length (at most MAX_CONFIG_BYTES), then a zero byte
+                    and the config's typed, named fields (``models.base.config_to_fields``)
+    dictionary  16  version 9 only: the first 16 bytes of the SHA-256 of the model file the
+                    coding started from (``seqzip.predictor.file_hash``)
+    seed         *  varint, when flagged (else 0)
+    length       *  varint: bytes of original data, at most MAX_LENGTH
+    frame_size   *  varint, when flagged (else DEFAULT_FRAME), at most MAX_FRAME
+    alphabet     *  the values the model codes over (none when length is 0): flags bits
+                    4-5 say how: 0, all 256 values (no field); 1, the values 0 to a top
+                    value below 255 (one byte, the top); 2, the runs code of
+                    ``alphabet_codes`` (text); 3, a byte naming another of its codes (0 the
+                    window, 1 the list, 3 the gaps) and that code.  A header keeps the
+                    shortest (ties: the lower code).  Version 9: its model file's alphabet
+    crc32        4  CRC-32 of the original data (none when length is 0: it is 0)
+    header_check 2  low 16 bits of the CRC-32 of every header byte before it
+
+A flag or field is present only when it differs from its default, and only that spelling is
+accepted.  A preset stream of cm is 12 bytes plus the length's varint (2 bytes up to 16 KB, 3
+up to 2 MiB) and its alphabet field (a text: one byte, its top value; all 256 values: none):
+15 bytes for a 4 KB text, 16 for alice29.txt or 1 MB of text, 14-15 for a binary holding
+every value, 9 for an empty stream (version 6: 25-29 for a text).  The alphabet is the coding
+session's choice (``seqzip.session.coding_alphabet``): cm codes a text over the values 0 to
+its top one, its bits then those of the byte, which its bit predictions learn better than
+those of an index into the values present (0.3-1.2% fewer payload bytes on the Canterbury
+texts at level 6), so the values present need not be listed.
+
+The header check is 16 bits because the frame checks, the block checks of the decoded
+symbols and the CRC-32 of the data stand behind it; every field is range-checked before use
+and a header decoding to a spelling other than its own is refused (``CorruptError``).
+
+Version 6 (still read; 7 is 6 with the dictionary field): magic 4, version 1, model_id 1,
+flags 1 (bits 0-3 the level, bits 4-5 the tag of the alphabet's shortest code, bit 6 a seed
+follows, bit 7 a frame size follows), config (level 0), dictionary (7), seed, length,
+frame_size, the alphabet in its shortest code (``alphabet_codes``), crc32 4, header_check 2:
+25-29 bytes for a text.
+
+Versions 2-5 (still read): magic 4, version 1, model_id 1, config_len 2, config (one byte,
+the level, for a preset, else a zero byte and the JSON array of its values by sorted field
+name; version 2: the array alone), dictionary 16 (version 5 only), seed 8, length 8,
+frame_size 4, alphabet 32 (a 256-bit map), crc32 4, header_crc 4 (CRC-32): 69 bytes for a
+preset.
+
+Every field is checked before it is used, so no allocation is ever sized by an unchecked field.
+
+    >>> h = StreamHeader(1, b'[255,1.0,2]', seed=7, length=3, frame_size=16,
+    ...                  alphabet=b"abc", crc32=0)
+    >>> packed = h.pack()
+    >>> parse_header(packed) == (h, len(packed))
+    True
+    >>> len(StreamHeader(7, b"\\x0b", 0, 4096, DEFAULT_FRAME, bytes(range(123)), 1).pack())
+    15
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
+
+MAGIC = b"\xb7SQZ"
+VERSION = 8
+DICTIONARY_VERSION = 9  # a stream coded from a model file (its hash follows the config)
+COMPACT = 6  # the first version with compact headers and frame heads (6 and later)
+TERSE = 8  # the first version with the header above (8 and 9)
+READABLE = (2, 3, 4, 5, 6, 7, 8, 9)  # format versions this build decodes
+WITH_DICTIONARY = (5, 7, 9)
+DICTIONARY_BYTES = 16
+FOLDED_MODEL_ID = 7  # cm: the model a version-8 header names without a model id byte
+MAX_CONFIG_BYTES = 4096
+MAX_LENGTH = 1 << 48  # 256 TiB: anything larger is a corrupt field, not a file
+MAX_FRAME = 1 << 24
+DEFAULT_FRAME = 1 << 20
+
+_FIXED = struct.Struct("<4sBBH")  # magic, version, model_id, config_len
+_TAIL = struct.Struct("<QQI32sI")  # seed, length, frame_size, alphabet, crc32
+_CRC = struct.Struct("<I")
+
+
+def _varints():
+    """The varint functions (``seqzip.models.base``), imported when a compact stream is first
+    read or written: ``seqzip --version`` imports this module and must not load the models."""
+    from .models import base
+    return base
+
+
+class NeedMoreData(Exception):
+    """Internal: the buffer ends inside a header or frame (not an error while streaming).
+
+        >>> try:
+        ...     parse_header(MAGIC)
+        ... except NeedMoreData:
+        ...     print("wait for more")
+        wait for more
+    """
+
+
+@dataclass(frozen=True)
+class StreamHeader:
+    """A stream header, its fields in the order the module docstring lays them out.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
+        >>> h.version, len(h.pack())
+        (8, 19)
+    """
+    model_id: int  # model family id (seqzip.models maps ids and names)
+    config: bytes  # the config as seqzip.models.base.config_to_header gives it
+    seed: int
+    length: int  # bytes of original data
+    frame_size: int  # symbols per frame
+    alphabet: bytes  # the byte values the model codes over (those present and maybe more), sorted
+    crc32: int  # CRC-32 of the original data
+    version: int = VERSION  # format version (the config's encoding depends on it)
+    dictionary: bytes = b""  # versions 5, 7 and 9: hash of the model file coding started from
+
+    def pack(self) -> bytes:
+        if (self.version in WITH_DICTIONARY) != bool(self.dictionary) or \
+                len(self.dictionary) not in (0, DICTIONARY_BYTES):
+            raise ValueError("a dictionary hash of 16 bytes goes with format versions 5, 7 and "
+                             "9 only")
+        if self.version >= TERSE:
+            return _pack_terse(self)
+        if self.version >= COMPACT:
+            return _pack_compact(self)
+        bitmap = _bitmap(self.alphabet)
+        head = (_FIXED.pack(MAGIC, self.version, self.model_id, len(self.config))
+                + self.config + self.dictionary
+                + _TAIL.pack(self.seed, self.length, self.frame_size, bitmap, self.crc32))
+        return head + _CRC.pack(zlib.crc32(head))
+
+
+def _bitmap(alphabet: bytes) -> bytes:
+    bitmap = bytearray(32)
+    for b in alphabet:
+        bitmap[b >> 3] |= 1 << (b & 7)
+    return bytes(bitmap)
+
+
+def _alphabet_from_bitmap(bitmap: bytes) -> bytes:
+    return bytes(b for b in range(256) if bitmap[b >> 3] >> (b & 7) & 1)
+
+
+
+
+# -- the compact header (versions 6 and 7)  ---------------------------------------------------
+# flags: bits 0-3 the level of a preset config (0: the config follows, its length a varint),
+# bits 4-5 the alphabet's code, bit 6 a seed follows (else 0), bit 7 a frame size follows
+# (else DEFAULT_FRAME).
+_LEVEL_MASK, _SEED, _FRAME = 0x0F, 0x40, 0x80
+_WINDOW, _LIST, _RUNS, _GAPS = range(4)  # alphabet codes
+_CHECK = struct.Struct("<H")  # the compact header's check: the low 16 bits of a CRC-32
+
+
+def _ranges(values: list[int]) -> bytes:
+    """Maximal runs of ``values`` (sorted, distinct): per run, a byte for its start (the
+    first run's from 0, each next one's from the previous run's end plus two) and a byte for
+    its length minus one."""
+    out, base, i = bytearray(), 0, 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        out += bytes([values[i] - base, values[j] - values[i]])
+        base, i = values[j] + 2, j + 1
+    return bytes(out)
+
+
+def _gamma_runs(present: list[int]) -> bytes:
+    """The runs from the lowest value present to the highest, present and absent in turn (the
+    first present), each length n as Elias's gamma code: n's bit length less one zero bits,
+    then n's bits, high first; the bits packed high first, zeros to the byte's end."""
+    runs, n = [], 1
+    for a, b in zip(present, present[1:]):
+        if b == a + 1:
+            n += 1
+        else:
+            runs += [n, b - a - 1]
+            n = 1
+    runs.append(n)
+    bits = "".join("0" * (r.bit_length() - 1) + format(r, "b") for r in runs)
+    bits += "0" * (-len(bits) % 8)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+
+
+def _read_gamma_runs(r: "_Reader", low: int, span: int) -> bytes:
+    bits: list[int] = []
+
+    def bit() -> int:
+        if not bits:
+            byte = r.take(1)[0]
+            bits.extend((byte >> k) & 1 for k in range(8))  # popped from the end: high first
+        return bits.pop()
+
+    values, at, present = [], low, True
+    while at <= low + span:
+        zeros = 0
+        while not bit():
+            zeros += 1
+            if zeros > 8:
+                raise CorruptError("header alphabet run is too long (corrupt header)")
+        n = 1
+        for _ in range(zeros):
+            n = n << 1 | bit()
+        if present:
+            values.extend(range(at, at + n))
+        at, present = at + n, not present
+    if at != low + span + 1 or present or any(bits):
+        raise CorruptError("header alphabet runs do not end at its highest value (corrupt "
+                           "header)")
+    return bytes(v for v in values if v < 256)
+
+
+def alphabet_codes(alphabet: bytes) -> list[bytes]:
+    """The four codes of a non-empty alphabet, indexed by their tag: the lowest value, the
+    highest minus the lowest, and a bit map from the one to the other (bit i of byte i//8:
+    value lowest + i); a count and the values; the lowest value, the highest minus the lowest,
+    and the lengths of the runs between them in Elias's gamma code (``_gamma_runs``); a count
+    and the runs of absent values, two bytes each (the full alphabet is one zero byte).  A
+    header keeps the shortest (the lowest tag of equals).  Text takes 9-14 bytes (the runs),
+    a binary file 1-5 (the gaps), ptt5's 159 scattered values 33.
+
+        >>> [len(code) for code in alphabet_codes(b"abcdefxyz")]
+        [6, 10, 5, 7]
+        >>> alphabet_codes(bytes(range(256)))[_GAPS]
+        b'\\x00'
+    """
+    present = list(alphabet)
+    absent = sorted(set(range(256)) - set(present))
+    gaps = _ranges(absent)
+    low, span = present[0], present[-1] - present[0]
+    window = bytearray((span >> 3) + 1)
+    for b in present:
+        window[(b - low) >> 3] |= 1 << ((b - low) & 7)
+    return [bytes([low, span]) + window, bytes([len(present) - 1]) + bytes(present),
+            bytes([low, span]) + _gamma_runs(present),
+            bytes([len(gaps) // 2]) + gaps]
+
+
+def _shortest(alphabet: bytes) -> tuple[int, bytes]:
+    codes = alphabet_codes(alphabet)
+    tag = min((len(c), t) for t, c in enumerate(codes))[1]
+    return tag, codes[tag]
+
+
+def _pack_compact(h: StreamHeader) -> bytes:
+    pack_varint = _varints().pack_varint
+    config = h.config
+    level = config[0] if len(config) == 1 and 1 <= config[0] <= _LEVEL_MASK else 0
+    tag, alphabet = _shortest(h.alphabet) if h.alphabet else (0, b"")
+    flags = level | tag << 4 | (_SEED if h.seed else 0) | \
+        (_FRAME if h.frame_size != DEFAULT_FRAME else 0)
+    head = bytearray(MAGIC + bytes([h.version, h.model_id, flags]))
+    if not level:
+        head += pack_varint(len(config)) + config
+    head += h.dictionary
+    if h.seed:
+        head += pack_varint(h.seed)
+    head += pack_varint(h.length)
+    if h.frame_size != DEFAULT_FRAME:
+        head += pack_varint(h.frame_size)
+    head += alphabet + _CRC.pack(h.crc32)
+    return bytes(head + _CHECK.pack(zlib.crc32(head) & 0xFFFF))
+
+
+class _Reader:
+    """Reads a compact header field by field; NeedMoreData at the end of the buffer."""
+
+    def __init__(self, buf, at: int) -> None:
+        self.buf, self.at = buf, at
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.buf):
+            raise NeedMoreData
+        out = bytes(self.buf[self.at:self.at + n])
+        self.at += n
+        return out
+
+    def varint(self, name: str, limit: int) -> int:
+        varints = _varints()
+        try:
+            value, self.at = varints.read_varint(self.buf, self.at, limit)
+        except varints.ShortVarint:
+            raise NeedMoreData from None
+        except ValueError as exc:
+            raise CorruptError(f"header field {name}: {exc} (corrupt header)") from None
+        return value
+
+
+def _read_alphabet(r: _Reader, tag: int) -> bytes:
+    if tag == _RUNS:
+        low, span = r.take(2)
+        return _read_gamma_runs(r, low, span)
+    if tag == _WINDOW:
+        low, span = r.take(2)
+        window = r.take((span >> 3) + 1)
+        return bytes(low + i for i in range(span + 1) if window[i >> 3] >> (i & 7) & 1
+                     and low + i < 256)
+    count = r.take(1)[0]
+    if tag == _LIST:
+        return r.take(count + 1)
+    values, base = [], 0
+    for _ in range(count):
+        gap, size = r.take(2)
+        values.extend(range(base + gap, base + gap + size + 1))
+        base = base + gap + size + 2
+    if tag == _GAPS:
+        values = sorted(set(range(256)) - set(values))
+    if not values or values[-1] > 255 or values[0] < 0:
+        raise CorruptError("header alphabet is out of range (corrupt header)")
+    return bytes(values)
+
+
+def _parse_compact(buf, offset: int, version: int, model_id: int) -> tuple[StreamHeader, int]:
+    r = _Reader(buf, offset + 6)
+    flags = r.take(1)[0]
+    level = flags & _LEVEL_MASK
+    if level:
+        config = bytes([level])
+    else:
+        config = r.take(r.varint("config length", MAX_CONFIG_BYTES))
+    dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
+    seed = r.varint("seed", (1 << 64) - 1) if flags & _SEED else 0
+    length = r.varint("length", MAX_LENGTH)
+    frame_size = r.varint("frame size", MAX_FRAME) if flags & _FRAME else DEFAULT_FRAME
+    tag = flags >> 4 & 3
+    code_start = r.at
+    alphabet = _read_alphabet(r, tag) if length else b""
+    code = bytes(buf[code_start:r.at])
+    (crc,) = _CRC.unpack(r.take(4))
+    end = r.at
+    (check,) = _CHECK.unpack(r.take(2))
+    if zlib.crc32(bytes(buf[offset:end])) & 0xFFFF != check:
+        raise CorruptError("header checksum mismatch (corrupt header)")
+    # Only the canonical form is a header: one spelling per stream, so no field is ignored.
+    if (flags & _SEED and not seed) or (flags & _FRAME and frame_size == DEFAULT_FRAME) or \
+            (not length and tag):
+        raise CorruptError("header flags are not canonical (corrupt header)")
+    if not 1 <= frame_size <= MAX_FRAME:
+        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
+    if length and (not alphabet or alphabet != bytes(sorted(set(alphabet))) or
+                   _shortest(alphabet) != (tag, code)):
+        raise CorruptError("header alphabet is not in its shortest code (corrupt header)")
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
+                          dictionary)
+    return header, end + _CHECK.size
+
+
+
+
+# -- the terse header (versions 8 and 9) -----------------------------------------------------
+_ALPHABET_SHIFT, _MODEL, _OPTIONS = 4, 0x40, 0x80
+_ALL, _TOP, _RUNS_CODE, _TAGGED = range(4)  # the alphabet's code in flags bits 4-5
+_OPTION_SEED, _OPTION_FRAME = 0x01, 0x02
+_FULL = bytes(range(256))
+
+
+def alphabet_field(alphabet: bytes) -> tuple[int, bytes]:
+    """The code (flags bits 4-5) and field of a non-empty alphabet in a version-8 header: the
+    shortest spelling, ties to the lower code.
+
+        >>> alphabet_field(bytes(range(256))), alphabet_field(bytes(range(123)))
+        ((0, b''), (1, b'z'))
+        >>> alphabet_field(b"abcdefxyz")
+        (2, b'a\\x190E\\x80')
+        >>> alphabet_field(b"\\x00\\x01\\xff")
+        (3, b'\\x03\\x01\\x02\\xfc')
+    """
+    if alphabet == _FULL:
+        return _ALL, b""
+    if alphabet == _FULL[:len(alphabet)]:
+        return _TOP, alphabet[-1:]
+    codes = alphabet_codes(alphabet)
+    spellings = [(len(codes[_RUNS]), _RUNS_CODE, codes[_RUNS])]
+    spellings += [(1 + len(codes[tag]), _TAGGED, bytes([tag]) + codes[tag])
+                  for tag in (_WINDOW, _LIST, _GAPS)]
+    return min(spellings)[1:]
+
+
+def _read_alphabet_field(r: _Reader, code: int) -> bytes:
+    if code == _ALL:
+        return _FULL
+    if code == _TOP:
+        return _FULL[:r.take(1)[0] + 1]
+    if code == _RUNS_CODE:
+        return _read_alphabet(r, _RUNS)
+    tag = r.take(1)[0]
+    if tag not in (_WINDOW, _LIST, _GAPS):
+        raise CorruptError(f"header names alphabet code {tag} (corrupt header)")
+    return _read_alphabet(r, tag)
+
+
+def _pack_terse(h: StreamHeader) -> bytes:
+    if bool(h.length) != bool(h.alphabet) or (not h.length and h.crc32):
+        raise ValueError("an alphabet and a CRC-32 go with a non-empty stream only")
+    pack_varint = _varints().pack_varint
+    config = h.config
+    level = config[0] if len(config) == 1 and 1 <= config[0] <= _LEVEL_MASK else 0
+    code, field = alphabet_field(h.alphabet) if h.length else (_ALL, b"")
+    options = (_OPTION_SEED if h.seed else 0) | \
+        (_OPTION_FRAME if h.frame_size != DEFAULT_FRAME else 0)
+    flags = level | code << _ALPHABET_SHIFT | (_MODEL if h.model_id != FOLDED_MODEL_ID else 0) \
+        | (_OPTIONS if options else 0)
+    head = bytearray(MAGIC + bytes([h.version, flags]))
+    if flags & _MODEL:
+        head.append(h.model_id)
+    if options:
+        head.append(options)
+    if not level:
+        head += pack_varint(len(config)) + config
+    head += h.dictionary
+    if h.seed:
+        head += pack_varint(h.seed)
+    head += pack_varint(h.length)
+    if h.frame_size != DEFAULT_FRAME:
+        head += pack_varint(h.frame_size)
+    if h.length:
+        head += field + _CRC.pack(h.crc32)
+    return bytes(head + _CHECK.pack(zlib.crc32(head) & 0xFFFF))
+
+
+def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
+    r = _Reader(buf, offset + 5)
+    flags = r.take(1)[0]
+    model_id = r.take(1)[0] if flags & _MODEL else FOLDED_MODEL_ID
+    options = r.take(1)[0] if flags & _OPTIONS else 0
+    if options > _OPTION_SEED | _OPTION_FRAME:
+        raise CorruptError(f"header options {options:#04x} name no field (corrupt header)")
+    level = flags & _LEVEL_MASK
+    if level:
+        config = bytes([level])
+    else:
+        config = r.take(r.varint("config length", MAX_CONFIG_BYTES))
+    dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
+    seed = r.varint("seed", (1 << 64) - 1) if options & _OPTION_SEED else 0
+    length = r.varint("length", MAX_LENGTH)
+    frame_size = r.varint("frame size", MAX_FRAME) if options & _OPTION_FRAME else \
+        DEFAULT_FRAME
+    code = flags >> _ALPHABET_SHIFT & 3
+    field_start = r.at
+    alphabet = _read_alphabet_field(r, code) if length else b""
+    field = bytes(buf[field_start:r.at])
+    (crc,) = _CRC.unpack(r.take(4)) if length else (0,)
+    end = r.at
+    (check,) = _CHECK.unpack(r.take(2))
+    if zlib.crc32(bytes(buf[offset:end])) & 0xFFFF != check:
+        raise CorruptError("header checksum mismatch (corrupt header)")
+    # Only the canonical form is a header: one spelling per stream, so no field is ignored.
+    if (flags & _MODEL and model_id == FOLDED_MODEL_ID) or (flags & _OPTIONS and not options) \
+            or (options & _OPTION_SEED and not seed) or \
+            (options & _OPTION_FRAME and frame_size == DEFAULT_FRAME) or \
+            (not length and code) or (not level and len(config) == 1 and
+                                      1 <= config[0] <= _LEVEL_MASK):
+        raise CorruptError("header flags are not canonical (corrupt header)")
+    if not 1 <= frame_size <= MAX_FRAME:
+        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
+    if length and (not alphabet or alphabet != bytes(sorted(set(alphabet))) or
+                   alphabet_field(alphabet) != (code, field)):
+        raise CorruptError("header alphabet is not in its shortest code (corrupt header)")
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
+                          dictionary)
+    return header, end + _CHECK.size
+
+
+def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader, int]:
+    """Parse a stream header at ``buf[offset:]``; return it and the offset just past it.
+
+    Works on offsets and copies, never on views, so the caller may grow ``buf`` afterwards.
+
+    Raises:
+        NeedMoreData: ``buf`` ends inside the header (the caller decides if that is truncation).
+        NotSeqzipError: bad magic.
+        UnsupportedVersionError: a format version this build does not read.
+        CorruptError: header checksum mismatch or an impossible field.
+
+        >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
+        >>> parse_header(b"junk" + h.pack(), offset=4)[0].alphabet
+        b'ab'
+    """
+    available = len(buf) - offset
+    start = bytes(buf[offset:offset + len(MAGIC)])
+    if start != MAGIC[:len(start)]:
+        raise NotSeqzipError("not a seqzip stream (bad magic bytes)")
+    if available < 6:
+        raise NeedMoreData
+    version = buf[offset + 4]
+    if version not in READABLE:
+        raise UnsupportedVersionError(
+            f"stream has format version {version}; this seqzip reads versions "
+            f"{', '.join(map(str, READABLE))}")
+    if version >= TERSE:
+        return _parse_terse(buf, offset, version)
+    model_id = buf[offset + 5]
+    if version >= COMPACT:
+        return _parse_compact(buf, offset, version, model_id)
+    if available < _FIXED.size:
+        raise NeedMoreData
+    _, version, model_id, config_len = _FIXED.unpack_from(buf, offset)
+    if config_len > MAX_CONFIG_BYTES:
+        raise CorruptError(f"header declares a {config_len}-byte model config (corrupt header)")
+    extra = DICTIONARY_BYTES if version in WITH_DICTIONARY else 0
+    end = _FIXED.size + config_len + extra + _TAIL.size
+    if available < end + _CRC.size:
+        raise NeedMoreData
+    (header_crc,) = _CRC.unpack_from(buf, offset + end)
+    if zlib.crc32(bytes(buf[offset:offset + end])) != header_crc:
+        raise CorruptError("header checksum mismatch (corrupt header)")
+    config = bytes(buf[offset + _FIXED.size:offset + _FIXED.size + config_len])
+    at = offset + _FIXED.size + config_len
+    dictionary = bytes(buf[at:at + extra])
+    seed, length, frame_size, bitmap, crc = _TAIL.unpack_from(buf, at + extra)
+    if length > MAX_LENGTH:
+        raise CorruptError(f"header declares an absurd length of {length} bytes")
+    if not 1 <= frame_size <= MAX_FRAME:
+        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
+    alphabet = _alphabet_from_bitmap(bitmap)
+    if (length == 0) != (len(alphabet) == 0):
+        raise CorruptError("header alphabet does not match its length")
+    header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
+                          dictionary)
+    return header, offset + end + _CRC.size
+
