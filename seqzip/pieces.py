@@ -308,20 +308,19 @@ class LocalEngine:
         workers: dict = {}  # pid -> process; a broken pool forgets its dead
         finished = False
         try:
-            while True:
-                for job in jobs:
-                    pending.append(pool.submit(work, *job))
-                    workers.update(getattr(pool, "_processes", None) or {})
-                    if len(pending) > self.processes:
+            try:
+                while True:
+                    for job in jobs:  # (a submit to a pool broken since raises too)
+                        pending.append(pool.submit(work, *job))
+                        workers.update(getattr(pool, "_processes", None) or {})
+                        if len(pending) > self.processes:
+                            break
+                    if not pending:
                         break
-                if not pending:
-                    break
-                try:
-                    result = _wait(pending.popleft())
-                except BrokenProcessPool:  # a worker died: the pool ended the others
-                    pool.shutdown(wait=True)  # ... and collects them: their exit codes
-                    raise WorkerError(_worker_death(workers)) from None
-                yield result
+                    yield _wait(pending.popleft())
+            except BrokenProcessPool:  # a worker died: the pool ended the others
+                pool.shutdown(wait=True)  # ... and collects them: their exit codes
+                raise WorkerError(_worker_death(workers)) from None
             finished = True
         finally:
             ending = sys.exc_info()[1]  # a signal (KeyboardInterrupt, the CLI's Interrupted)?

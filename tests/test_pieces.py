@@ -185,9 +185,12 @@ def test_a_killed_worker_is_a_worker_error():
     from seqzip.errors import WorkerError
     from seqzip.pieces import LocalEngine
 
+    got = []
     with LocalEngine(2) as engine:
-        results = engine.map(_piece_or_death, [(1,), (2,), (-1,), (4,)])
-        assert next(results) == 1
         with pytest.raises(WorkerError, match=r"worker process \(pid \d+\) was killed by "
                                               r"SIGKILL"):
-            list(results)
+            for result in engine.map(_piece_or_death, [(1,), (2,), (-1,), (4,), (5,)]):
+                got.append(result)
+    # the results before the death come in order, unless the broken pool failed them first
+    # (it fails every future whose result has not reached the parent yet)
+    assert got in ([], [1], [1, 2])
