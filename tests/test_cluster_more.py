@@ -1,0 +1,106 @@
+"""More of seqzip on a Dask cluster (a LocalCluster of 2 worker processes): the size scan of
+``seqzip train`` and whole files under ``-r``, each giving the bytes of the local run."""
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from seqzip import corpora
+from seqzip.cli import cli
+from seqzip.research import training
+
+distributed = pytest.importorskip("distributed")
+
+TEXT = corpora.generate("text", 3000, seed=3).data
+NO_DASK = "import sys; sys.modules['distributed'] = None\n"
+INSTALL = 'a Dask scheduler needs dask.distributed: pip install "seqzip[cluster]"'
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=":0") as local, \
+            distributed.Client(local, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)
+        yield client
+
+
+def _scan_file(**options) -> bytes:
+    """The research network file of a size scan that ends by steps (2 per setting)."""
+    result, alphabet, _ = training.train_bytes(TEXT, method="glnn-qdh-rbpm", budget=1e4,
+                                               max_steps=2, **options)
+    summary = result.summary()
+    summary.pop("settings"), summary.pop("seconds")
+    out = io.BytesIO()
+    training.save_model(out, result.network, alphabet, {"method": "glnn-qdh-rbpm", **summary})
+    return out.getvalue()
+
+
+def test_the_size_scan_on_the_cluster_picks_the_local_winner_with_the_same_bytes(cluster):
+    local = _scan_file()
+    assert _scan_file(scheduler=cluster) == local
+    assert _scan_file(scheduler=cluster.scheduler.address) == local
+    # EM's matrix products run in BLAS, whose sums depend on its thread count (the workers
+    # run one thread): the same winner and steps, the bits within rounding
+    result, _, _ = training.train_bytes(TEXT, method="hmm-em", budget=1e4, max_steps=2,
+                                        scheduler=cluster)
+    again, _, _ = training.train_bytes(TEXT, method="hmm-em", budget=1e4, max_steps=2)
+    assert len(result.candidates) == len(again.candidates) > 4
+    assert result.best.n_units == again.best.n_units
+    assert result.validation_bits == pytest.approx(again.validation_bits, rel=1e-12)
+    assert [c.trainer.steps for c in result.candidates] == \
+        [c.trainer.steps for c in again.candidates]
+
+
+@pytest.mark.parametrize("method", ["gnn-qdh-ruop", "hmm-em"])
+def test_cli_train_scan_gives_the_same_file_locally_and_on_the_cluster(cluster, tmp_path,
+                                                                       method):
+    path = tmp_path / "in.txt"
+    path.write_bytes(TEXT)
+    args = [sys.executable, "-m", "seqzip.cli", "train", str(path), "--method", method,
+            "--budget", "10000", "--steps", "3", "-q", "-o"]
+    # BLAS on one thread, as on the workers (dask's nannies set it): EM's sums then agree
+    one_thread = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                  "MKL_NUM_THREADS": "1"}
+    local = subprocess.run(args + [str(tmp_path / "local.sqm")], capture_output=True,
+                           text=True, env=one_thread)
+    assert local.returncode == 0, local.stderr
+    remote = subprocess.run(args + [str(tmp_path / "remote.sqm"), "--scheduler",
+                                    cluster.scheduler.address], capture_output=True, text=True)
+    assert remote.returncode == 0, remote.stderr
+    assert (tmp_path / "remote.sqm").read_bytes() == (tmp_path / "local.sqm").read_bytes()
+    digest = local.stderr.split("sha256 ")[1][:16]
+    assert f"sha256 {digest}" in remote.stderr
+
+
+def test_train_scheduler_without_dask_says_what_to_install(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(TEXT)
+    script = NO_DASK + ("from seqzip.cli import main\n"
+                        f"sys.argv = ['seqzip', 'train', {str(path)!r}, '-o', "
+                        f"{str(tmp_path / 'm.sqm')!r}, '--method', 'glnn-qdh-rbpm', "
+                        "'--scheduler', 'tcp://h:1']\nmain()")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"seqzip: {INSTALL}"]
+    assert not (tmp_path / "m.sqm").exists()
+
+
+def test_steps_and_scheduler_without_a_scan_are_refused_in_one_line(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(TEXT)
+    runner = CliRunner()
+    for extra in (["--model", "order2"], ["--method", "relu-rnn-sgd"],
+                  ["--method", "lstm"]):
+        for flag in (["--steps", "3"], ["--scheduler", "tcp://h:1"]):
+            result = runner.invoke(cli, ["train", str(path), "-o", str(tmp_path / "m.sqm"),
+                                         *extra, *flag])
+            assert result.exit_code == 1
+            assert result.output.strip().splitlines() == [
+                f"seqzip: {flag[0]} applies to the size scan of a research network "
+                f"(--method {', '.join(training.METHODS)} without --model), not to "
+                f"{' '.join(extra)}"]
+    assert not (tmp_path / "m.sqm").exists()
