@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import seqzip
 from click.testing import CliRunner
 
 from seqzip import corpora
@@ -104,3 +105,98 @@ def test_steps_and_scheduler_without_a_scan_are_refused_in_one_line(tmp_path):
                 f"(--method {', '.join(training.METHODS)} without --model), not to "
                 f"{' '.join(extra)}"]
     assert not (tmp_path / "m.sqm").exists()
+
+
+# -- whole files under -r as Dask tasks ---------------------------------------------------------
+
+def _tree(root, big: bytes = b""):
+    """A directory of inputs (one nested, one empty, one ``big``); returns it."""
+    (root / "sub").mkdir(parents=True)
+    for i, name in enumerate(["a.txt", "b.bin", "sub/c.txt", "sub/d.txt"]):
+        (root / name).write_bytes(corpora.generate("text", 2000 + 700 * i, seed=i).data)
+    (root / "empty").write_bytes(b"")
+    if big:
+        (root / "sub" / "big.txt").write_bytes(big)
+    return root
+
+
+def _outputs(root, suffix=".sqz"):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*" + suffix))
+            if p.is_file()}
+
+
+@pytest.fixture
+def seqzip_cli(cluster):
+    """Runs the command line in this process (so that the task stream shows its tasks), and
+    lets go of the client it opens for --scheduler."""
+    from seqzip.cli import options
+
+    def run(*args):
+        with distributed.get_task_stream(client=cluster) as stream:
+            result = CliRunner().invoke(cli, [str(a) for a in args])
+        return result, {t["key"].split("-")[0] for t in stream.data}
+
+    yield run
+    client = options._CLIENTS.pop(cluster.scheduler.address, None)
+    if client is not None:
+        client.close()
+
+
+def test_files_under_r_are_tasks_with_the_bytes_of_the_local_run(cluster, seqzip_cli,
+                                                                 tmp_path):
+    big = corpora.generate("text", 200_000, seed=9).data  # two pieces at -T 2
+    local, remote = _tree(tmp_path / "local", big), _tree(tmp_path / "remote", big)
+    for options in (["--model", "order2", "-T", "2"], ["--model", "order2"],
+                    ["--model", "ctw", "-2"]):
+        options.append("-f")
+        result, _ = seqzip_cli("-r", "-q", *options, local)
+        assert result.exit_code == 0, result.output
+        result, tasks = seqzip_cli("-r", "-q", *options, "--scheduler",
+                                   cluster.scheduler.address, remote)
+        assert result.exit_code == 0, result.output
+        assert "_compress_task" in tasks
+        assert len(_outputs(local)) == 6 and _outputs(remote) == _outputs(local)
+        # -T 2 makes big.txt a piece set (its pieces tasks of their own), else one stream
+        one_stream = io.BytesIO()
+        seqzip.compress_file(io.BytesIO(big), one_stream, model=options[1],
+                             level=2 if options[1] == "ctw" else None)
+        assert (_outputs(remote)["sub/big.txt.sqz"] == one_stream.getvalue()) == \
+            ("-T" not in options)
+    for path in local.rglob("*"):
+        if path.is_file() and path.suffix != ".sqz":
+            path.unlink()
+    result, tasks = seqzip_cli("-d", "-r", "-q", "--scheduler", cluster.scheduler.address,
+                               local)
+    assert result.exit_code == 0, result.output
+    assert "_decompress_task" in tasks
+    assert _outputs(local, "") == _outputs(remote, "")  # every input back, and the .sqz
+    result, tasks = seqzip_cli("-t", "-r", "--scheduler", cluster.scheduler.address, remote)
+    assert result.exit_code == 0 and "_decompress_task" in tasks
+
+
+def test_a_bad_file_under_r_on_the_cluster_leaves_no_output_and_the_others_whole(
+        cluster, seqzip_cli, tmp_path):
+    root = tmp_path / "in"
+    root.mkdir()
+    for name in ("a", "b", "c"):
+        (root / f"{name}.sqz").write_bytes(seqzip.compress(name.encode() * 999, model="order2"))
+    (root / "b.sqz").write_bytes((root / "b.sqz").read_bytes()[:-3])  # truncated
+    result, tasks = seqzip_cli("-d", "-r", "--scheduler", cluster.scheduler.address, root)
+    assert result.exit_code == 1 and "_decompress_task" in tasks
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"seqzip: {root / 'b.sqz'}: ")
+    assert sorted(p.name for p in root.iterdir()) == ["a", "a.sqz", "b.sqz", "c", "c.sqz"]
+    assert (root / "a").read_bytes() == b"a" * 999 and (root / "c").read_bytes() == b"c" * 999
+    local = CliRunner().invoke(cli, ["-t", str(root / "b.sqz")])
+    assert local.output == result.output  # the local run's message
+
+
+def test_r_scheduler_without_dask_says_what_to_install_once(tmp_path):
+    root = _tree(tmp_path / "in")
+    script = NO_DASK + ("from seqzip.cli import main\n"
+                        f"sys.argv = ['seqzip', '-r', '--scheduler', 'tcp://h:1', {str(root)!r}]"
+                        "\nmain()")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"seqzip: {INSTALL}"]
+    assert _outputs(root) == {}
