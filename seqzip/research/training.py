@@ -189,9 +189,12 @@ class _Rounds:
             from ..cluster import Cluster
 
             self.cluster = Cluster(scheduler)
-            client = self.cluster.client
-            self.shared = [client.scatter(a, broadcast=True, hash=False)
-                           for a in (train_x, valid_x)]
+            try:
+                self.shared = [self.cluster.client.scatter(a, broadcast=True, hash=False)
+                               for a in (train_x, valid_x)]
+            except BaseException:
+                self.cluster.close()
+                raise
 
     def __call__(self, alive: list[Candidate], seconds: float,
                  until: int | None) -> list[Candidate]:
