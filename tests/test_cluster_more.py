@@ -200,3 +200,33 @@ def test_r_scheduler_without_dask_says_what_to_install_once(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [f"seqzip: {INSTALL}"]
     assert _outputs(root) == {}
+
+
+# -- a piece set's decoder holds two models: --max-memory counts both ---------------------------
+
+def test_max_memory_counts_the_two_models_of_a_piece_set(cluster, tmp_path):
+    from seqzip.errors import LimitError
+    from seqzip.models import make_config
+
+    data = corpora.generate("text", 200_000, seed=9).data
+    pieces = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), pieces, model="order2", level=1, processes=2)
+    one_stream = seqzip.compress(data, model="order2", level=1)
+    need = make_config("order2", 1).memory_bytes(len(set(data)))
+    assert seqzip.decompress(one_stream, max_memory=need) == data
+    message = "piece set's two models \\(the prefix's and a piece's\\) may need"
+    with pytest.raises(LimitError, match=message):
+        seqzip.decompress(pieces.getvalue(), max_memory=2 * need - 1)
+    assert seqzip.decompress(pieces.getvalue(), max_memory=2 * need) == data
+    for where in (dict(processes=2), dict(scheduler=cluster)):
+        with pytest.raises(LimitError, match=message):
+            seqzip.decompress_file(io.BytesIO(pieces.getvalue()), io.BytesIO(),
+                                   max_memory=2 * need - 1, **where)
+        out = io.BytesIO()
+        seqzip.decompress_file(io.BytesIO(pieces.getvalue()), out, max_memory=2 * need, **where)
+        assert out.getvalue() == data
+    path = tmp_path / "in.sqz"
+    path.write_bytes(pieces.getvalue())
+    result = CliRunner().invoke(cli, ["-t", "--max-memory", str(2 * need - 1), str(path)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"seqzip: {path}: piece set's two models")
