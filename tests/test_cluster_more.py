@@ -230,3 +230,39 @@ def test_max_memory_counts_the_two_models_of_a_piece_set(cluster, tmp_path):
     result = CliRunner().invoke(cli, ["-t", "--max-memory", str(2 * need - 1), str(path)])
     assert result.exit_code == 1
     assert result.output.startswith(f"seqzip: {path}: piece set's two models")
+
+
+def test_a_worker_killed_during_r_gives_the_local_outputs(cluster, seqzip_cli, tmp_path):
+    import signal
+    import threading
+    import time
+
+    local, remote = tmp_path / "local", tmp_path / "remote"
+    for root in (local, remote):
+        root.mkdir()
+        for i in range(4):  # about a second of cm -1 each
+            (root / f"{i}.txt").write_bytes(corpora.generate("text", 120_000, seed=i).data)
+    pids = cluster.run(os.getpid)
+    killed = []
+
+    def kill_a_busy_worker():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            busy = [w for w, keys in cluster.processing().items()
+                    if any(key.startswith("_compress_task") for key in keys)]
+            if busy:
+                time.sleep(0.3)  # inside the file
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(busy[0])
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_a_busy_worker)
+    killer.start()
+    result, _ = seqzip_cli("-r", "-q", "--model", "cm", "-1", "--scheduler",
+                           cluster.scheduler.address, remote)
+    killer.join()
+    cluster.wait_for_workers(2, timeout=60)  # the nanny starts a new worker
+    assert killed, "no worker was busy"
+    assert result.exit_code == 0, result.output
+    assert CliRunner().invoke(cli, ["-r", "-q", "--model", "cm", "-1", str(local)]).exit_code == 0
+    assert len(_outputs(local)) == 4 and _outputs(remote) == _outputs(local)
