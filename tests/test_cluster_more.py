@@ -172,6 +172,14 @@ def test_files_under_r_are_tasks_with_the_bytes_of_the_local_run(cluster, seqzip
     assert _outputs(local, "") == _outputs(remote, "")  # every input back, and the .sqz
     result, tasks = seqzip_cli("-t", "-r", "--scheduler", cluster.scheduler.address, remote)
     assert result.exit_code == 0 and "_decompress_task" in tasks
+    inputs = [local / "a.txt", local / "sub" / "c.txt", local / "empty"]  # -c: in order, as
+    # the last -r run coded them
+    result, tasks = seqzip_cli("-c", "--model", "ctw", "-2", "--scheduler",
+                               cluster.scheduler.address, *inputs)
+    assert result.exit_code == 0 and "_compress_task" in tasks
+    assert result.stdout_bytes == b"".join(
+        (remote / path.relative_to(local)).with_suffix(path.suffix + ".sqz").read_bytes()
+        for path in inputs)
 
 
 def test_a_bad_file_under_r_on_the_cluster_leaves_no_output_and_the_others_whole(

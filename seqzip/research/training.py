@@ -10,7 +10,9 @@ out), and a scan that ends by steps rather than by its budget gives the same net
 time.  With ``scheduler`` (a Dask scheduler's address or a ``distributed.Client``) each
 setting's slice of a round is a Dask task (the training sequence is sent to the workers once);
 the budget is then the CPU seconds of all the tasks, and a scan that ends by steps picks the
-same winner with the same network as a local one.
+same winner with the same network as a local one (for hmm-em, whose EM sums run in BLAS and
+follow its thread count, when BLAS runs one thread here too, as it does on dask's workers:
+``OPENBLAS_NUM_THREADS=1``).
 
     >>> x = np.array([0, 1, 2, 1] * 40, dtype=np.int64)
     >>> model = fit("glnn-qdh-rbpm", x, x[:40], 3, budget=1.0, sizes=[4])
