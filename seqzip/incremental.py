@@ -302,8 +302,12 @@ class SeqzipDecompressor:
                 self._limits.check_length(self._before, header)
                 check_one_symbol_length(header, self._before, self._limits.max_length)
                 config = config_for_header(header)
+                # a warm piece set's decoder holds the prefix's model and a piece's at once
+                two = header.alphabet and (self._keep or self._warm or self._piece or (
+                    self._set is not None and len(self._set.lengths) > 1))
                 self._limits.check_memory(header, config, None if self._dictionary is None
-                                          else _model_alphabet(header, self._dictionary))
+                                          else _model_alphabet(header, self._dictionary),
+                                          models=2 if two else 1)
                 if self._piece and header.alphabet:  # a later piece of a warm piece set
                     self._model = model_from_state(header, self._kept)
                 elif self._warm and header.alphabet:  # a worker's piece of a piece set

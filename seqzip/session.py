@@ -367,15 +367,30 @@ class Limits:
                 f"stream declares {header.length:,} bytes of output, over the limit of "
                 f"{self.max_length:,} (max_length, --max-length)")
 
-    def check_memory(self, header: StreamHeader, config: Any, alphabet: bytes | None = None
-                     ) -> None:
+    def check_memory(self, header: StreamHeader, config: Any, alphabet: bytes | None = None,
+                     models: int = 1) -> None:
         """Refuse a stream whose model may need more than ``max_memory`` (``alphabet``: the
-        model's, a dictionary's for a stream coded from one; default the header's)."""
-        need = config.memory_bytes(max(len(header.alphabet if alphabet is None else alphabet),
-                                       1))
+        model's, a dictionary's for a stream coded from one; default the header's).
+        ``models``: how many such models the decoder holds at once (2 in a warm piece set:
+        the prefix's, kept, and a piece's, started from it).
+
+            >>> from seqzip.container import parse_header
+            >>> from seqzip.api import compress, config_for_header
+            >>> header = parse_header(compress(b"abc", model="order2", level=1))[0]
+            >>> need = config_for_header(header).memory_bytes(3)
+            >>> Limits(max_memory=need).check_memory(header, config_for_header(header))
+            >>> Limits(max_memory=need).check_memory(header, config_for_header(header), models=2)
+            Traceback (most recent call last):
+            ...
+            seqzip.errors.LimitError: piece set's two models (the prefix's and a piece's) may need ...
+        """
+        need = models * config.memory_bytes(max(len(header.alphabet if alphabet is None
+                                                    else alphabet), 1))
         if self.max_memory is not None and need > self.max_memory:
+            what = "stream's model" if models == 1 else \
+                "piece set's two models (the prefix's and a piece's)"
             raise LimitError(
-                f"stream's model may need {need / 2**20:,.1f} MiB of memory, over the limit of "
+                f"{what} may need {need / 2**20:,.1f} MiB of memory, over the limit of "
                 f"{self.max_memory / 2**20:,.1f} MiB (max_memory, --max-memory)")
 
 

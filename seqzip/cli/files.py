@@ -3,7 +3,9 @@ with outputs named by suffix, errors reported per file, and a progress line.
 """
 from __future__ import annotations
 
+import collections
 import errno
+import io
 import json
 import os
 import sys
@@ -88,12 +90,86 @@ class _NullSink:
 Work = Callable[[IO[bytes], IO[bytes], Progress], "tuple[int, int]"]
 
 
+class RemoteFiles:
+    """Whole inputs as Dask tasks (``-r`` or several inputs with ``--scheduler``): each
+    chosen input's bytes go to a worker as a task of its own and its output comes back, while
+    the run takes the inputs in order and writes each output as it writes a local one
+    (:func:`_run_file`: complete or absent).  At most the cluster's threads + 1 inputs, and
+    about ``MAX_BYTES`` of them, are in flight; a task's result is read before its future is
+    let go, and the futures of inputs that fail before their turn are cancelled.
+
+    ``task(data, *args)`` codes one input; ``sizes(result, data, dst)`` writes the result to
+    ``dst`` and returns (original, compressed).  Inputs not chosen (``None`` in ``chosen``)
+    run locally as before.
+    """
+
+    MAX_BYTES = 256 << 20
+
+    def __init__(self, client, chosen: list[str | None], task: Callable, args: tuple,
+                 sizes: Callable) -> None:
+        from ..cluster import RETRIES
+
+        self.client, self.task, self.args, self.sizes = client, task, args, sizes
+        self.retries = RETRIES
+        self.todo = collections.deque((i, path) for i, path in enumerate(chosen) if path)
+        self.running: dict[int, tuple] = {}  # input index -> (future, its input bytes)
+        self.window = max(2, sum(client.nthreads().values()) + 1)
+
+    def _fill(self) -> None:
+        import warnings
+
+        while self.todo and (not self.running or (
+                len(self.running) < self.window
+                and sum(len(d) for _, d in self.running.values()) < self.MAX_BYTES)):
+            index, path = self.todo.popleft()
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue  # its turn reports it, as a local run does
+            with warnings.catch_warnings():  # the input travels inside its task (so that the
+                # scheduler can run it again if its worker is lost): no "large graph" advice
+                warnings.simplefilter("ignore", UserWarning)
+                future = self.client.submit(self.task, data, *self.args, pure=False,
+                                            retries=self.retries)
+            self.running[index] = (future, data)
+
+    def work(self, index: int) -> Work | None:
+        """The work of input ``index`` if it runs on the cluster (else None)."""
+        self._fill()
+        if index not in self.running:
+            return None
+
+        def remote(src: IO[bytes], dst: IO[bytes], bar: Progress) -> "tuple[int, int]":
+            future, data = self.running[index]
+            result = future.result()
+            sizes = self.sizes(result, data, dst)
+            bar.update(sizes[0])
+            return sizes
+
+        return remote
+
+    def done(self, index: int) -> None:
+        """Input ``index`` has had its turn: let its task go (cancelled if not read)."""
+        future, _ = self.running.pop(index, (None, None))
+        if future is not None and not future.done():
+            future.cancel()
+        self._fill()
+
+    def close(self) -> None:
+        self.todo.clear()
+        for future, _ in self.running.values():
+            future.cancel()
+        self.running.clear()
+
+
 def _run_files(files: list[str], settings: Settings, binary_out: bool,
                name_output: Callable[[str], str], work: Work, verb: str,
                rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
-               discard: bool = False) -> int:
+               discard: bool = False, remote: RemoteFiles | None = None) -> int:
     """Apply ``work(src, dst, progress) -> (original, compressed)`` to each input; report
-    errors; return the exit code.  With ``discard`` the output is thrown away (test)."""
+    errors; return the exit code.  With ``discard`` the output is thrown away (test); with
+    ``remote``, the inputs it takes are coded on a Dask cluster."""
     s = settings
     if s.output is not None and len(files) > 1:
         raise click.UsageError("-o/--output takes one input file")
@@ -103,11 +179,15 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
         raise click.UsageError(f"--rm needs a regular file as output ({s.output} is not one)")
     failed = False
     totals = [0, 0, 0, 0.0]  # files, original bytes, compressed bytes, seconds (-v)
-    with OutputRun() as run:  # one guardian, one scan per directory, for all the outputs
-        for path in files:
+    with OutputRun() as run, contextlib.ExitStack() as stack:  # one guardian, one scan per
+        # directory, for all the outputs
+        if remote is not None:
+            stack.callback(remote.close)
+        for index, path in enumerate(files):
             try:
-                out_path = _run_file(path, s, run, binary_out, name_output, work, verb,
-                                     rate_of, discard, totals)
+                here = remote.work(index) if remote is not None else None
+                out_path = _run_file(path, s, run, binary_out, name_output, here or work,
+                                     verb, rate_of, discard, totals)
                 if s.remove and path != "-" and out_path not in (None, "-"):
                     if not os.path.isfile(out_path):  # complete, and a regular file
                         raise UserError(f"{out_path} is not a regular file; the input was "
@@ -118,6 +198,9 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
             except (UserError, SeqzipError, ValueError, OSError, MemoryError) as exc:
                 _report(path, exc)
                 failed = True
+            finally:
+                if remote is not None:
+                    remote.done(index)
     if s.verbose and totals[0] > 1:
         click.echo(_summary(f"total of {totals[0]} files", None, verb, *totals[1:]), err=True)
     return 1 if failed else 0
@@ -257,7 +340,59 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
                         "its own settings)")
     dictionary = load_dictionary(s.dictionary)
     inputs = expand_files(files, s.recursive, lambda p: not p.endswith(s.suffix))
-    return _run_files(inputs, s, True, name_output, work, "compressed", rate_of)
+
+    def whole(path: str) -> bool:  # coded locally as one stream: one task (a piece set's
+        # pieces are tasks of their own, file after file)
+        size = _input_size(path)
+        return size is not None and (s.processes == 1
+                                     or len(api.warm_layout(size, s.processes)) == 1)
+
+    remote = _remote_files(inputs, s, whole, _compress_task, ({**chosen, "config": config},),
+                           _compressed_sizes)
+    return _run_files(inputs, s, True, name_output, work, "compressed", rate_of,
+                      remote=remote)
+
+
+def _remote_files(inputs: list[str], s: Settings, wanted: Callable[[str], bool],
+                  task: Callable, args: tuple, sizes: Callable) -> RemoteFiles | None:
+    """With --scheduler and -r or several inputs (and no --dict), the :class:`RemoteFiles`
+    of the inputs ``wanted`` (regular files); else None."""
+    if s.scheduler is None or s.dictionary is not None or not (s.recursive or len(inputs) > 1):
+        return None
+    chosen = [path if path != "-" and os.path.isfile(path) and wanted(path) else None
+              for path in inputs]
+    if not any(chosen):
+        return None
+    return RemoteFiles(s.cluster(), chosen, task, args, sizes)
+
+
+def _compress_task(data: bytes, options: dict) -> bytes:
+    """One whole input compressed, as a Dask task: the bytes of a local run (one stream)."""
+    from .. import api
+
+    out = io.BytesIO()
+    api.compress_file(io.BytesIO(data), out, **options)
+    return out.getvalue()
+
+
+def _compressed_sizes(packed: bytes, data: bytes, dst: IO[bytes]) -> "tuple[int, int]":
+    return len(data), dst.write(packed) or 0
+
+
+def _decompress_task(data: bytes, max_length: int | None, max_memory: int | None,
+                     keep: bool) -> bytes | int:
+    """One whole input decompressed, as a Dask task: its output (with ``keep``) or its
+    length (a test)."""
+    from .. import api
+
+    out = io.BytesIO() if keep else _NullSink()
+    written = api.decompress_file(io.BytesIO(data), out, max_length=max_length,
+                                  max_memory=max_memory)
+    return out.getvalue() if keep else written
+
+
+def _decompressed_sizes(result: bytes | int, data: bytes, dst: IO[bytes]) -> "tuple[int, int]":
+    return (result if isinstance(result, int) else dst.write(result) or 0), len(data)
 
 
 def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) -> int:
@@ -294,14 +429,17 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
 
     dictionary = load_dictionary(s.dictionary, s.max_memory)
     inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
+    remote = _remote_files(inputs, s, lambda path: True, _decompress_task,
+                           (s.max_length, s.max_memory, not test), _decompressed_sizes)
     if test:
         s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})
         code = _run_files(inputs, s, False, name_output, work, "tested", rate_of,
-                          discard=True)
+                          discard=True, remote=remote)
         if code == 0 and s.verbose:
             click.echo(f"{len(inputs)} file(s) OK", err=True)
         return code
-    return _run_files(inputs, s, False, name_output, work, "decompressed", rate_of)
+    return _run_files(inputs, s, False, name_output, work, "decompressed", rate_of,
+                      remote=remote)
 
 
 def _is_regular(src: IO[bytes]) -> bool:

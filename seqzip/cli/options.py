@@ -89,7 +89,8 @@ def _check_suffix(ctx, param, value: str) -> str:
 SCHEDULER_OPTION = click.option(
     "--scheduler", metavar="ADDRESS", default=None,
     help="Run the pieces of -T (and each small file) as Dask tasks on the cluster whose "
-         "scheduler is at ADDRESS (needs: pip install \"seqzip[cluster]\").")
+         "scheduler is at ADDRESS; with -r or several inputs, each file is a task, coded "
+         "as a local run codes it (needs: pip install \"seqzip[cluster]\").")
 
 
 def io_options(func: Callable) -> Callable:

@@ -10,7 +10,8 @@ import click
 from .app import cli
 from .failures import UserError
 from ..levels import MAX_LEVEL, MIN_LEVEL
-from .options import DEFAULT_LEVEL, DEFAULT_MODEL, MODEL_GUIDE, load_dictionary, typical_speed
+from .options import (DEFAULT_LEVEL, DEFAULT_MODEL, MODEL_GUIDE, Settings, load_dictionary,
+                      typical_speed)
 from .outputs import atomic_output
 from .progress import Progress, coded_since_now
 
@@ -52,11 +53,19 @@ from .progress import Progress, coded_since_now
               help="Research network file: network size (default: scan 4, 6, 8, 11, ...).")
 @click.option("--connectivity", type=click.IntRange(1, 4096), default=None,
               help="Research network file: incoming edges per unit, self-loop included.")
+@click.option("--steps", "max_steps", type=click.IntRange(1, 10**7), default=None,
+              help="Research network file (the size scan): each setting trains at most this "
+                   "many steps.  A scan that ends by steps (not by --budget) gives the same "
+                   "file every time, locally or with --scheduler.")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="Research network file: each setting of the size scan trains as Dask tasks "
+                   "on the cluster whose scheduler is at ADDRESS (--budget then counts the CPU "
+                   "seconds of all the workers; needs: pip install \"seqzip[cluster]\").")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 def train(files, output, model, level, validation_path, budget, max_epochs, compact, optimizer,
-          method, units, connectivity, seed, force, quiet) -> int:
+          method, units, connectivity, max_steps, scheduler, seed, force, quiet) -> int:
     """Train a model file on FILES: a dictionary for 'seqzip --dict' and 'seqzip sample'.
 
     Every family learns the files in one online pass, as it would while coding them; glnn
@@ -70,7 +79,9 @@ def train(files, output, model, level, validation_path, budget, max_epochs, comp
         raise UserError(f"{output} already exists (use -f to overwrite)")
     if model is None and method is not None:
         return _train_research_network(files, output, validation_path, method, budget, units,
-                                       connectivity, seed, force, quiet, optimizer)
+                                       connectivity, seed, force, quiet, optimizer, max_steps,
+                                       scheduler)
+    _scan_only(max_steps, scheduler, f"--model {model or DEFAULT_MODEL}")
     model = model or DEFAULT_MODEL
     from ..research import dictionary
 
@@ -107,10 +118,25 @@ def train(files, output, model, level, validation_path, budget, max_epochs, comp
     return 0
 
 
+def _scan_only(max_steps, scheduler, what: str) -> None:
+    """--steps and --scheduler belong to the size scan of Ollivier's methods: refused, in one
+    line, with anything else."""
+    from ..research import training
+
+    for flag, value in (("--steps", max_steps), ("--scheduler", scheduler)):
+        if value is not None:
+            raise UserError(f"{flag} applies to the size scan of a research network "
+                            f"(--method {', '.join(training.METHODS)} without --model), "
+                            f"not to {what}")
+
+
 def _train_research_network(files, output, validation_path, method, budget, units,
-                            connectivity, seed, force, quiet, optimizer=None) -> int:
+                            connectivity, seed, force, quiet, optimizer=None, max_steps=None,
+                            scheduler=None) -> int:
     """Fit a GLNN, GNN or RNN alone with Ollivier's training (000 Sect. 2), as the paper
-    does, and save the network (a research file, read by seqzip.research.training)."""
+    does, and save the network (a research file, read by seqzip.research.training).  With
+    ``scheduler`` the size scan's settings train as Dask tasks; the file holds no timing, so
+    a scan that ends by ``max_steps`` writes the same bytes wherever it ran."""
     import pathlib
 
     from ..research import training
@@ -119,6 +145,8 @@ def _train_research_network(files, output, validation_path, method, budget, unit
     validation = pathlib.Path(validation_path).read_bytes() if validation_path else None
     from ..research import hf, recurrent
 
+    if method in hf.KINDS or method in recurrent.METHODS:  # one size: no scan
+        _scan_only(max_steps, scheduler, f"--method {method}")
     if method in hf.KINDS:  # plain RNN, LSTM, mRNN, mLSTM by Adam or Hessian-free (NumPy)
         return _train_recurrent(data, validation, output, method, optimizer or "adam", budget,
                                 units, seed, force, quiet)
@@ -144,23 +172,27 @@ def _train_research_network(files, output, validation_path, method, budget, unit
                    f"({result.validation_bits / n_validation:.4f} per byte), "
                    f"{result.seconds:.1f} CPU s, sha256 {digest[:16]}", err=True)
         return 0
-    # The scan stops at its CPU budget: the line shows the budget spent.
+    # a client before the progress line (a missing dask or scheduler fails in one line)
+    client = Settings(scheduler=scheduler).cluster()
+    # The scan stops at its CPU budget: the line shows the budget spent (on a cluster, the
+    # workers' CPU seconds come faster than the clock's).
     with Progress(f"train {method}", budget, 1.0, quiet, unit="seconds"):
         try:
             result, alphabet, n_validation = training.train_bytes(
                 data, validation, method=method, budget=budget, units=units,
-                connectivity=connectivity, seed=seed)
+                connectivity=connectivity, seed=seed, max_steps=max_steps, scheduler=client)
         except ValueError as exc:
             raise UserError(str(exc)) from None
     summary = result.summary()
     summary.pop("settings")
+    summary.pop("seconds")  # not in the file: the same fit gives the same bytes
     with atomic_output(output, force, like=None) as dst:
         digest = training.save_model(dst, result.network, alphabet,
                                      {"method": method, **summary})
     click.echo(f"{output}: {method}, {summary['n_units']} units, d={summary['d']}, "
                f"validation {result.validation_bits:.1f} bits "
                f"({result.validation_bits / n_validation:.4f} per byte), "
-               f"{summary['seconds']:.1f} CPU s, sha256 {digest[:16]} (a research network "
+               f"{result.seconds:.1f} CPU s, sha256 {digest[:16]} (a research network "
                "file, not a dictionary)", err=True)
     return 0
 

@@ -5,6 +5,14 @@ the semi-sparse d = sqrt(2 #A) for GLNN/GNN, #A for the RNN) unless a size is gi
 paper gave every setting its own time; here one budget covers the scan, spent by successive
 halving: every setting trains for a slice, the better half (by best validation bits so far)
 trains on, and so on.  Each setting keeps its network of best validation score (early stop).
+With ``max_steps`` a setting trains at most that many steps in all (the rounds share them
+out), and a scan that ends by steps rather than by its budget gives the same network every
+time.  With ``scheduler`` (a Dask scheduler's address or a ``distributed.Client``) each
+setting's slice of a round is a Dask task (the training sequence is sent to the workers once);
+the budget is then the CPU seconds of all the tasks, and a scan that ends by steps picks the
+same winner with the same network as a local one (for hmm-em, whose EM sums run in BLAS and
+follow its thread count, when BLAS runs one thread here too, as it does on dask's workers:
+``OPENBLAS_NUM_THREADS=1``).
 
     >>> x = np.array([0, 1, 2, 1] * 40, dtype=np.int64)
     >>> model = fit("glnn-qdh-rbpm", x, x[:40], 3, budget=1.0, sizes=[4])
@@ -13,13 +21,14 @@ trains on, and so on.  Each setting keeps its network of best validation score (
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -87,7 +96,7 @@ class Candidate:
     best_bits: float = math.inf
     best_network: FastNetwork | None = None
     best_step: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # CPU seconds of its training (in whatever process ran it)
     trajectory: list = field(default_factory=list)  # (step, validation bits)
 
 
@@ -117,17 +126,20 @@ class FitResult:
 def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: int,
         budget: float, sizes: list[int] | None = None, seed: int = 0,
         connectivity: list[int] | None = None, eval_every: int = 2,
-        config_options: dict | None = None) -> FitResult:
+        config_options: dict | None = None, max_steps: int | None = None,
+        scheduler=None) -> FitResult:
     """Train ``method`` for ``budget`` CPU seconds; keep the network of best validation bits.
 
     ``config_options`` are extra :class:`TrainConfig` fields (the switches ``retry``,
     ``relative_eps``, ``tau_prior``); ``eval_every`` is the number of steps between
-    validation points.
+    validation points; ``max_steps`` and ``scheduler``: see the module docstring.
 
         >>> x = np.array([0, 1, 1] * 20)
         >>> result = fit("rnn-dh-fb", x, x[:12], 2, budget=0.3, sizes=[4])
         >>> result.method, result.validation_bits < 12
         ('rnn-dh-fb', True)
+        >>> fit("rnn-dh-fb", x, x[:12], 2, budget=60, sizes=[4], max_steps=6).best.trainer.steps
+        6
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
@@ -146,31 +158,98 @@ def fit(method: str, train_x: np.ndarray, valid_x: np.ndarray, alphabet_size: in
             net = FastNetwork.initial(kind, n_units=n, d=d, x=train_x,
                                       alphabet_size=alphabet_size, seed=seed)
             candidates.append(Candidate(n, d, Trainer(net, train_x, config)))
-    start = time.process_time()
-    rounds = max(1, int(math.log2(len(candidates))) + 1)
-    alive = list(candidates)
-    for r in range(rounds):
-        remaining = budget - (time.process_time() - start)
-        if remaining <= 0:
-            break
-        share = remaining / len(alive) / (rounds - r)
-        for cand in alive:
-            left = budget - (time.process_time() - start)
-            _train_for(cand, valid_x, min(share, left), eval_every)
-        alive.sort(key=lambda c: c.best_bits)
-        alive = alive[:max(1, len(alive) // 2)]
+    with _Rounds(scheduler, train_x, valid_x, eval_every) as rounds_of:
+        rounds = max(1, int(math.log2(len(candidates))) + 1)
+        alive = list(range(len(candidates)))  # indices into candidates
+        for r in range(rounds):
+            remaining = budget - sum(c.seconds for c in candidates)
+            if remaining <= 0:
+                break
+            share = remaining / len(alive) / (rounds - r)
+            until = None if max_steps is None else max_steps * (r + 1) // rounds
+            trained = rounds_of([candidates[i] for i in alive], share, until)
+            for i, cand in zip(alive, trained):
+                candidates[i] = cand
+            alive.sort(key=lambda i: candidates[i].best_bits)  # stable: ties keep size order
+            alive = alive[:max(1, len(alive) // 2)]
     best = min(candidates, key=lambda c: c.best_bits)
     return FitResult(method, best.best_network, best.best_bits, best, candidates,
-                     time.process_time() - start)
+                     sum(c.seconds for c in candidates))
 
 
-def _train_for(cand: Candidate, valid_x: np.ndarray, seconds: float, eval_every: int) -> None:
+class _Rounds:
+    """Trains the live settings of one round for a slice each: in this process, one after
+    another, or as Dask tasks (the training and validation sequences scattered to every
+    worker once, under keys of this scan's own, so that a lost worker loses nothing the others
+    need; each setting travels without them and without its forward run, which the worker
+    computes again: the same bits, as the network and sequence are the same)."""
+
+    def __init__(self, scheduler, train_x: np.ndarray, valid_x: np.ndarray,
+                 eval_every: int) -> None:
+        self.eval_every, self.valid_x, self.cluster = eval_every, valid_x, None
+        if scheduler is not None:
+            from ..cluster import Cluster
+
+            self.cluster = Cluster(scheduler)
+            try:
+                self.shared = [self.cluster.client.scatter(a, broadcast=True, hash=False)
+                               for a in (train_x, valid_x)]
+            except BaseException:
+                self.cluster.close()
+                raise
+
+    def __call__(self, alive: list[Candidate], seconds: float,
+                 until: int | None) -> list[Candidate]:
+        if self.cluster is None:
+            for cand in alive:
+                _train_for(cand, self.valid_x, seconds, self.eval_every, until)
+            return alive
+        jobs = [(_detached(cand), *self.shared, seconds, self.eval_every, until)
+                for cand in alive]
+        return list(self.cluster.map(_train_task, jobs, len(jobs)))
+
+    def __enter__(self) -> "_Rounds":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _detached(cand: Candidate) -> Candidate:
+    """A shallow copy of ``cand`` without the training sequence or the forward run (sent to
+    every worker once; computed again there)."""
+    trainer = copy.copy(cand.trainer)
+    trainer.x = None
+    if isinstance(trainer, Trainer):
+        trainer.run = None
+    else:
+        trainer._loglik = None
+    return replace(cand, trainer=trainer)
+
+
+def _train_task(cand: Candidate, train_x: np.ndarray, valid_x: np.ndarray, seconds: float,
+                eval_every: int, until: int | None) -> Candidate:
+    """One setting's slice of a round, as a Dask task: rebuilds what :func:`_detached` left
+    out, trains, and returns the setting without them."""
+    cand.trainer.x = train_x
+    if isinstance(cand.trainer, Trainer):
+        cand.trainer.run = cand.trainer.net.forward(train_x, cand.trainer.chi)
+    _train_for(cand, valid_x, seconds, eval_every, until)
+    return _detached(cand)
+
+
+def _train_for(cand: Candidate, valid_x: np.ndarray, seconds: float, eval_every: int,
+               until: int | None = None) -> None:
+    """Train ``cand`` for ``seconds`` CPU seconds, or until its trainer has made ``until``
+    steps, whichever comes first."""
     start = time.process_time()
     if not cand.trajectory:
         cand.best_bits = score_bits(cand.trainer.net, valid_x)
         cand.best_network = cand.trainer.net
         cand.trajectory.append((0, cand.best_bits))
-    while time.process_time() - start < seconds:
+    while time.process_time() - start < seconds and (until is None
+                                                       or cand.trainer.steps < until):
         cand.trainer.step()
         if cand.trainer.steps % eval_every == 0:
             bits = score_bits(cand.trainer.net, valid_x)
@@ -183,12 +262,13 @@ def _train_for(cand: Candidate, valid_x: np.ndarray, seconds: float, eval_every:
 
 def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "glnn-qdh-rbpm",
                 budget: float = 60.0, units: int | None = None,
-                connectivity: int | None = None, seed: int = 0) -> tuple[FitResult, list[int],
-                                                                         int]:
+                connectivity: int | None = None, seed: int = 0, max_steps: int | None = None,
+                scheduler=None) -> tuple[FitResult, list[int], int]:
     """The library call behind ``seqzip train``: fit ``method`` to ``data``.
 
     Without ``validation`` the last 10% of ``data`` is held out for early stopping.  Returns
     the fit, the alphabet (sorted byte values of both parts) and the validation length.
+    ``max_steps`` and ``scheduler`` (the size scan as Dask tasks): see :func:`fit`.
 
     Raises:
         ValueError: unknown method, or too little data.
@@ -206,7 +286,8 @@ def train_bytes(data: bytes, validation: bytes | None = None, *, method: str = "
     alphabet = sorted(set(data) | set(validation))
     result = fit(method, encode(data, alphabet), encode(validation, alphabet), len(alphabet),
                  budget, sizes=[units] if units else None, seed=seed,
-                 connectivity=[connectivity] if connectivity else None)
+                 connectivity=[connectivity] if connectivity else None, max_steps=max_steps,
+                 scheduler=scheduler)
     return result, alphabet, len(validation)
 
 
