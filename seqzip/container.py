@@ -49,7 +49,8 @@ CHECKED = 4  # the first version with block checks in its frames
 FIRST_BLOCK = 1 << 8  # symbols in a frame's first checked block; each next one is twice as long
 # Default limits of a decoder (seqzip.api.Limits): every level of every model fits in them.
 DEFAULT_MAX_LENGTH = 256 << 30  # decoded bytes
-DEFAULT_MAX_MEMORY = 2 << 30  # bytes a stream's model may allocate (its config's bound)
+DEFAULT_MAX_MEMORY = 3 << 30  # bytes a stream's model(s) may allocate (the config's bound; a piece
+# set's decoder holds two models: glnn -9 over 256 values needs 2 x 1,062 MiB)
 
 # The coder never spends more than 24 bits on one coded decision (constriction's precision) and
 # codes at most 8 decisions per symbol (bit mode over 256 symbols), so a frame of n symbols fits

@@ -19,7 +19,7 @@ from .failures import UserError, describe
 SUFFIX = ".sqz"
 # Mirror seqzip.Limits()'s defaults (a test ties them): what a stream may ask of the decoder.
 DEFAULT_MAX_LENGTH = "256G"
-DEFAULT_MAX_MEMORY = "2G"
+DEFAULT_MAX_MEMORY = "3G"
 # The families whose online network has an optimiser (their config's ``optimizer``); cm's
 # ``optimizer`` is its mixer's rule, set by --mixer.  A test ties both to the configs.
 NETWORK_MODELS = ("lstm", "mlstm", "mrnn", "relu-rnn")
