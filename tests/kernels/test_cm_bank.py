@@ -77,3 +77,21 @@ def test_memory_is_the_components_sum():
     # the match table (4 bytes x 2^14), its map (128 x 6 bytes), and one more input in each
     # of the mixer's weight sets (node: 2 rows, match: 384 rows; 3 doubles per weight)
     assert two - one == 4 * 2 ** 14 + 128 * 6 + 3 * 8 * (2 + 384)
+
+
+@pytest.mark.parametrize("name,value", [("table_bits", 27), ("history_bits", 9),
+                                        ("apm_rate", 13), ("gate_units", 65), ("match", 65)])
+def test_one_set_of_bounds(name, value):
+    """The config and the kernel refuse the same values: both read checks.CONFIG_BOUNDS."""
+    from seqzip._kernels.cm import CONFIG_BOUNDS, CMKernel
+    low, high = CONFIG_BOUNDS[name]
+    assert not low <= value <= high
+    with pytest.raises(ValueError, match=name):
+        replace(CMConfig.for_level(1), **{name: value})
+    spec = replace(CMConfig.for_level(1), table_bits=14).spec
+    if name == "match":
+        spec = replace(spec, matches=(value,))
+    else:
+        spec = replace(spec, **{name: value})
+    with pytest.raises(ValueError):
+        CMKernel(spec, b"ab")

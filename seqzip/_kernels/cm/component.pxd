@@ -8,8 +8,8 @@
 # coded bit in each, and after each symbol lets each update and begin the next one.  A
 # component reads the shared position (``Cursor``: the node of the symbol, the shared context
 # state) and writes only its own state.  What it holds is named for get/set state by
-# ``fields`` (a list of ``(name, type, address, bytes, heavy)``: ``field.pxd``), so the kernel saves, checks
-# and restores it without knowing it.
+# ``fields`` (a list of ``(name, type, address, bytes, heavy)``: ``field.pxd``), so the
+# kernel saves, checks and restores it without knowing it.
 #
 # Adding an expert: a module with its state struct, its functions and a ``build`` function
 # (filling the record: ``*_build(Component*, const Cursor*, spec, arg, index)``), and one

@@ -17,6 +17,7 @@ from seqzip._kernels.cm.tables cimport hash2
 cdef enum:
     PERIODS = 4096               # record=2: slots of the table of scored repeat distances
     PERIOD_MIN = 16              # the score a distance needs to become the record length
+    RECORD_MAX = 65536           # the longest record length the run votes detect
 
 
 cdef struct Context:
@@ -197,7 +198,7 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     if c.records:
         if c.last_pos[b]:
             d = here + 1 - c.last_pos[b]
-            if d == c.last_dist[b] and 2 <= d <= 65536:
+            if d == c.last_dist[b] and 2 <= d <= RECORD_MAX:
                 if d == c.record_len:
                     if c.record_votes < 64:
                         c.record_votes += 1

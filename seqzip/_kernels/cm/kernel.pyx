@@ -8,9 +8,10 @@ no symbol of the alphabet is forced and costs nothing.  For every decision:
 1. *Experts* each give a probability that the bit is 1.  They are the *bank*: components
    behind one C-level interface (``component.pxd``), each owning its state, its memory
    account and its named state for get/set; this kernel runs the bank, the mixer and the APMs:
-   - context models (``hashed.pxd``): order 0 and 1 from direct tables, orders 2 and up (and word, sparse,
-     record, indirect, column, text and aligned contexts: ``kinds.pxd``) from one hash table of 16-byte slots
-     (``slots.pxd``), one slot per context and group of up to 4 bits.  Each slot holds a *bit
+   - context models (``hashed.pxd``): order 0 and 1 from direct tables, orders 2 and up
+     (and word, sparse, record, indirect, column, text and aligned contexts: ``kinds.pxd``)
+     from one hash table of 16-byte slots (``slots.pxd``), one slot per context and group
+     of up to 4 bits.  Each slot holds a *bit
      history* per node, mapped to a probability by an adaptive table per context
      (``tables.pxd``: the states and the StateMap rule);
    - match models (``match.pxd``): the last earlier occurrence of the current context predicts
@@ -54,16 +55,17 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
 from seqzip._core import nested, take
-from seqzip._kernels.cm.checks import check_state
+from seqzip._kernels.cm.checks import check_spec, check_state
 from seqzip._kernels.cm.names import legacy_scalars, scalar_type
 
 from seqzip._core cimport BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel
-from seqzip._kernels.cm.apm cimport (MAX_APM, Apm, apm_fields, apm_free, apm_init_stage,
-                                     apm_learn, apm_memory, apm_prefetch, apm_refine)
+from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_fields, apm_free,
+                                     apm_init_stage, apm_learn, apm_memory, apm_prefetch,
+                                     apm_refine)
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
-from seqzip._kernels.cm.context cimport (Context, ctx_fields, ctx_init, ctx_record_length,
-                                         ctx_update)
+from seqzip._kernels.cm.context cimport (RECORD_MAX, Context, ctx_fields, ctx_init,
+                                         ctx_record_length, ctx_update)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
 from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read,
                                        field_write)
@@ -72,16 +74,17 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_ORDER, K_RECORD,
                                        K_SPARSE, K_TEXT, K_WORD, N_KINDS)
-from seqzip._kernels.cm.match cimport MatchModel, mm_build, mm_state
+from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
+                                       mm_state)
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
                                        mixer_fields, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_train, optimiser_tick)
-from seqzip._kernels.cm.selectors cimport (N_SELECTORS, SEL_C1, SEL_C2, SEL_GATE, SEL_MATCH,
-                                           SEL_NET, SEL_NODE, SEL_ORDER, SEL_WORD,
-                                           selector_row, selector_rows)
+from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_C1, SEL_C2,
+                                           SEL_GATE, SEL_MATCH, SEL_NET, SEL_NODE, SEL_ORDER,
+                                           SEL_WORD, selector_row, selector_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
-from seqzip._kernels.cm.tables cimport (N_STATES, STATE_LAST, STATE_N0, STATE_N1, STATE_NEXT,
-                                        build_tables, hash2, squash, stretch_p)
+from seqzip._kernels.cm.tables cimport (N_STATES, SM_LIMIT, STATE_LAST, STATE_N0, STATE_N1,
+                                        STATE_NEXT, build_tables, hash2, squash, stretch_p)
 
 build_tables()
 
@@ -97,6 +100,9 @@ SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_OR
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS)
+# what ``checks.check_spec`` checks a spec against besides the config's bounds
+SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
+                   gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
 
 
 def bit_history_states():
@@ -202,7 +208,7 @@ cdef class CMKernel(Kernel):
             self.group_bits[self.n_groups] = 4
             self.n_groups += 1
             k += 4
-        self._check(spec, experts, network)
+        check_spec(spec, SPEC_LIMITS, len(experts or []), network is not None)
         self.owned = list(experts or []) + ([network] if network is not None else [])
         self.has_network = network is not None
         if ctx_init(&self.ctx, spec.history_bits,
@@ -231,28 +237,6 @@ cdef class CMKernel(Kernel):
         if self._begin_symbol() < 0:
             raise MemoryError()
 
-    def _check(self, spec, experts, network):
-        """The bounds that keep memory safe (seqzip.models.cm checks the config itself)."""
-        contexts, selectors = list(spec.contexts), list(spec.selectors)
-        if not 10 <= spec.history_bits <= 26 or not 10 <= spec.table_bits <= 26:
-            raise ValueError("history_bits and table_bits must be in 10..26")
-        if len(contexts) > MAX_CONTEXTS or len(spec.matches) > MAX_MATCH or \
-                not 1 <= len(selectors) <= MAX_SETS or not 0 <= spec.apm <= MAX_APM:
-            raise ValueError(f"at most {MAX_CONTEXTS} hashed contexts, {MAX_MATCH} match "
-                             f"models, 1 to {MAX_SETS} weight sets and {MAX_APM} APM stages")
-        if any(not 0 <= kind < N_KINDS or not 0 <= j < 64 for kind, j in contexts) or \
-                any(not 0 <= s < N_SELECTORS for s in selectors) or \
-                spec.optimizer not in OPTIMIZERS.values() or \
-                any(not 1 <= m <= 64 for m in spec.matches) or not 1 <= spec.apm_rate <= 12:
-            raise ValueError("unknown context kind, selector or optimizer, or a match length "
-                             "or apm_rate out of range")
-        if len(experts or []) + (network is not None) > MAX_SYMBOL_EXPERTS + 1:
-            raise ValueError(f"at most {MAX_SYMBOL_EXPERTS} symbol experts and a network")
-        if (SEL_NET in selectors or SEL_GATE in selectors) and network is None or \
-                selectors.count(SEL_GATE) > 1 or (SEL_GATE in selectors) != (spec.gate_units > 0):
-            raise ValueError("the net and gate selectors need a network; one gated set, with "
-                             "gate_units >= 1")
-
     cdef int _add(self, build_fn build, spec, arg=None, int index=0) except -1:
         """One component of the bank (its inputs follow the previous one's)."""
         if self.n_bank >= MAX_COMPONENTS:
@@ -275,7 +259,7 @@ cdef class CMKernel(Kernel):
         return 0
 
     cdef int _init_mixer(self, spec) except -1:
-        cdef int i, k
+        cdef int i, k, rows
         selectors = list(spec.selectors)
         self.opt.kind = spec.optimizer
         self.opt.decay, self.opt.eps = spec.decay, spec.eps
@@ -291,8 +275,8 @@ cdef class CMKernel(Kernel):
                 if gate_init(&self.gate, spec.gate_units, self.n_inputs, 1 << self.B,
                              &self.opt) < 0:
                     raise MemoryError()
-            if mixer_init(&self.sets[i], selector_rows(self.selector[i], self.A, self.B,
-                                                    self.cx.n_hashed), self.n_inputs, &self.opt) < 0:
+            rows = selector_rows(self.selector[i], self.A, self.B, self.cx.n_hashed)
+            if mixer_init(&self.sets[i], rows, self.n_inputs, &self.opt) < 0:
                 raise MemoryError()
         self.layer2 = spec.layer2 and self.n_sets > 1
         if self.layer2:
@@ -646,7 +630,9 @@ cdef class CMKernel(Kernel):
                 "final_rows": self.final.n_sets if self.layer2 else 0,
                 "optimizer": {OPT_QDH: "qdh", OPT_SGD: "sgd", OPT_ADAM: "adam"}[self.opt.kind],
                 "gate_units": self.gate.units if self.gate_set >= 0 else 0,
-                "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)]}
+                "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)],
+                "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
+                "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS}
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose
     # update ends the symbol: history, match tables, experts and network move only then)

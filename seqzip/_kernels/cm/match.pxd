@@ -13,6 +13,7 @@ from seqzip._kernels.cm.tables cimport StateMap, hash2, sm_learn, sm_stretch
 
 cdef enum:
     MATCH_BUCKETS = 32   # length buckets of the confidence map (times 2 expected bits)
+    MATCH_MAX = 65535    # the longest match length counted
 
 
 cdef struct MatchModel:
@@ -88,7 +89,7 @@ cdef inline void mm_update(MatchModel* m, const Context* c, int x, const uint8_t
     cdef int j
     if m.length > 0:
         if m.predicted == x:
-            if m.length < 65535:
+            if m.length < MATCH_MAX:
                 m.length += 1
             m.ptr += 1
         else:

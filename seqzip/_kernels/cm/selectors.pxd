@@ -13,6 +13,7 @@ cdef enum:
     SEL_WORD = 6         # letters into the word and the kind of the last byte
     SEL_NET = 7          # the signs of the network's first six units
     N_SELECTORS = 8
+    NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -29,7 +30,7 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
     if sel == SEL_WORD:
         return 16 * 4 * 8
     if sel == SEL_NET:
-        return 64 * 8
+        return NET_PATTERNS * 8
     return 1
 
 
