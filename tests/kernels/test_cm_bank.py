@@ -95,3 +95,20 @@ def test_one_set_of_bounds(name, value):
         spec = replace(spec, **{name: value})
     with pytest.raises(ValueError):
         CMKernel(spec, b"ab")
+
+
+def test_interface_runs_without_the_interpreter_lock():
+    """The cm kernel's interface functions (and its symbol experts' and network's, through
+    the default ones that take the lock back) predict and learn with the lock released
+    exactly as through Python."""
+    from seqzip._kernels.cm import py_run_nogil
+    data = np.frombuffer(b"abracadabra, abracadabra! " * 20, dtype=np.uint8) - 32
+    a, b = _learnt("wide"), _learnt("wide")
+    got = py_run_nogil(a.kernel, data)
+    want = []
+    for x in data:
+        for j in range(b.kernel.bits - 1, -1, -1):
+            want.append(b.kernel.predict_bit())
+            b.kernel.update_bit((int(x) >> j) & 1)
+    assert got.tolist() == want
+    assert _digest(a.kernel.get_state()) == _digest(b.kernel.get_state())

@@ -37,8 +37,8 @@ cdef struct Cursor:
 
 ctypedef void (*predict_fn)(void* s, const Cursor* at, double* x) noexcept nogil
 ctypedef void (*bit_fn)(void* s, const Cursor* at, int bit) noexcept nogil
-ctypedef int (*symbol_fn)(void* s, const Cursor* at, int x) noexcept
-ctypedef int (*begin_fn)(void* s, const Cursor* at) noexcept
+ctypedef int (*symbol_fn)(void* s, const Cursor* at, int x) noexcept nogil
+ctypedef int (*begin_fn)(void* s, const Cursor* at) noexcept nogil
 ctypedef void (*walk_fn)(void* s, const Cursor* at, int event) noexcept nogil
 ctypedef size_t (*memory_fn)(const void* s) noexcept nogil
 ctypedef void (*free_fn)(void* s) noexcept nogil

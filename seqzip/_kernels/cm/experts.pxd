@@ -35,7 +35,7 @@ cdef inline size_t se_memory(const SymbolExperts* e) noexcept nogil:
     return e.A * sizeof(double) + max(e.n, 1) * e.tree_size * sizeof(double)
 
 
-cdef inline int se_begin(SymbolExperts* e) noexcept:
+cdef inline int se_begin(SymbolExperts* e) noexcept nogil:
     """Each expert's distribution for the next symbol, as its tree."""
     cdef int k, x, status, n = 1 << e.B
     cdef double* tree
@@ -58,7 +58,7 @@ cdef inline double se_input(const SymbolExperts* e, int k, int node) noexcept no
     return stretch_p(tree[2 * node + 1] / t) if t > 0.0 else 0.0
 
 
-cdef inline int se_update(SymbolExperts* e, int x) noexcept:
+cdef inline int se_update(SymbolExperts* e, int x) noexcept nogil:
     cdef int k, status
     for k in range(e.n):
         status = e.iface[k].update(e.iface[k].state, x)
@@ -76,11 +76,11 @@ cdef inline void se_c_predict(void* s, const Cursor* at, double* x) noexcept nog
         x[k] = se_input(e, k, at.node)
 
 
-cdef inline int se_c_update(void* s, const Cursor* at, int x) noexcept:
+cdef inline int se_c_update(void* s, const Cursor* at, int x) noexcept nogil:
     return se_update(<SymbolExperts*>s, x)
 
 
-cdef inline int se_c_begin(void* s, const Cursor* at) noexcept:
+cdef inline int se_c_begin(void* s, const Cursor* at) noexcept nogil:
     return se_begin(<SymbolExperts*>s)
 
 

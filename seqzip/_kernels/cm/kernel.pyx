@@ -58,7 +58,8 @@ from seqzip._core import nested, take
 from seqzip._kernels.cm.checks import check_spec, check_state
 from seqzip._kernels.cm.names import legacy_scalars, scalar_type
 
-from seqzip._core cimport BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel
+from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel,
+                           ModelInterface)
 from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_fields, apm_free,
                                      apm_init_stage, apm_learn, apm_memory, apm_prefetch,
                                      apm_refine)
@@ -120,6 +121,20 @@ def py_stretch(double p):
     return stretch_p(p)
 
 
+# the interface's functions (``seqzip._core``): the kernel's step is plain C, so they need not
+# take the interpreter lock as the default ones do
+cdef int _cm_predict(void* s, double* probs) noexcept nogil:
+    return (<CMKernel>s)._predict(probs)
+
+
+cdef int _cm_predict_bit(void* s) noexcept nogil:
+    return (<CMKernel>s)._predict_bit()
+
+
+cdef int _cm_update_bit(void* s, int bit) noexcept nogil:
+    return (<CMKernel>s)._update_bit(bit)
+
+
 @cython.final
 cdef class CMKernel(Kernel):
     """The context-mixing model (see the module docstring).
@@ -154,6 +169,7 @@ cdef class CMKernel(Kernel):
     cdef MatchModel* match[MAX_MATCH]      # the match models (selectors, APM, inspection)
     cdef list owned                        # symbol experts (and the network, last)
     cdef bint has_network
+    cdef ModelInterface network            # the network's interface (its features)
     # mixer
     cdef int n_inputs
     cdef double inputs[MAX_INPUTS]
@@ -200,6 +216,8 @@ cdef class CMKernel(Kernel):
         self.iface.alphabet_size = A
         self.iface.mode = BIT_MODE
         self.iface.bits = self.B
+        self.iface.predict, self.iface.predict_bit = _cm_predict, _cm_predict_bit
+        self.iface.update_bit = _cm_update_bit  # plain C: no lock taken (``_core.pxd``)
         # groups of at most 4 bits, the short one first (B = 7: 3 + 4)
         k = self.B - 4 * ((self.B - 1) // 4)
         self.group_bits[0] = k
@@ -211,6 +229,8 @@ cdef class CMKernel(Kernel):
         check_spec(spec, SPEC_LIMITS, len(experts or []), network is not None)
         self.owned = list(experts or []) + ([network] if network is not None else [])
         self.has_network = network is not None
+        if self.has_network:
+            self.network = network.iface
         if ctx_init(&self.ctx, spec.history_bits,
                     any(kind in (K_RECORD, K_COLUMN) for kind, j in spec.contexts) or
                     spec.periods, spec.periods, any(kind == K_TEXT for kind, j in spec.contexts)):
@@ -289,9 +309,9 @@ cdef class CMKernel(Kernel):
 
     # ------------------------------------------------------------ per symbol
 
-    cdef int _begin_symbol(self) noexcept:
+    cdef int _begin_symbol(self) noexcept nogil:
         """Each component's start of the next symbol, and the network's features."""
-        cdef int i, k, status
+        cdef int i, status
         cdef const double* f
         cdef Py_ssize_t nf
         self.at.node = 1
@@ -304,8 +324,7 @@ cdef class CMKernel(Kernel):
             if status < 0:
                 return status
         if self.has_network:
-            k = len(self.owned) - 1
-            f = (<Kernel>self.owned[k]).iface.features((<Kernel>self.owned[k]).iface.state, &nf)
+            f = self.network.features(self.network.state, &nf)
             self.net_pattern = 0
             for i in range(1, min(7, nf)):
                 self.net_pattern = self.net_pattern * 2 + (f[i] > 0.0)
@@ -313,7 +332,7 @@ cdef class CMKernel(Kernel):
                 self.gate.features[i] = f[i] if i < nf else 0.0
         return STATUS_OK
 
-    cdef int _end_symbol(self, int x) noexcept:
+    cdef int _end_symbol(self, int x) noexcept nogil:
         cdef int i, status
         ctx_update(&self.ctx, self.to_byte[x], x)
         self.symbols_seen += 1
@@ -325,12 +344,21 @@ cdef class CMKernel(Kernel):
 
     # ------------------------------------------------------------ per bit
 
-    cdef inline int _match_state(self) noexcept:
+    cdef inline int _match_state(self) noexcept nogil:
         if self.n_match == 0:
             return 0
         return mm_state(self.match[0], self.B, self.at.depth)
 
     cdef int c_predict_bit(self) noexcept:
+        return self._predict_bit()
+
+    cdef int c_update_bit(self, int bit) noexcept:
+        return self._update_bit(bit)
+
+    cdef int c_predict(self, double* probs) noexcept:
+        return self._predict(probs)
+
+    cdef int _predict_bit(self) noexcept nogil:
         cdef int i, k, first_one, node = self.at.node, match_state
         cdef double dot, p
         cdef double* x = self.inputs
@@ -384,7 +412,7 @@ cdef class CMKernel(Kernel):
             k = 65520
         return k
 
-    cdef int c_update_bit(self, int bit) noexcept:
+    cdef int _update_bit(self, int bit) noexcept nogil:
         cdef int i, k
         if bit != 0 and bit != 1:
             return STATUS_SYMBOL
@@ -421,12 +449,13 @@ cdef class CMKernel(Kernel):
 
     # ------------------------------------------------------------ the full distribution
 
-    cdef void _walk(self, int event) noexcept:
+    cdef void _walk(self, int event) noexcept nogil:
         cdef int i
         for i in range(self.n_bank):
             self.bank[i].walk(self.bank[i].state, &self.at, event)
 
-    cdef void _descend(self, int node, int depth, double mass, double* probs) noexcept:
+    cdef void _descend(self, int node, int depth, double mass,
+                       double* probs) noexcept nogil:
         """Evaluate ``node`` (its bits so far are ``node``'s, ``depth`` of them) and recurse,
         writing mass x P(path) to the leaves; the components find a new group's state
         read-only (WALK_NODE)."""
@@ -444,7 +473,7 @@ cdef class CMKernel(Kernel):
             gnode = gnode * 2 + ((node >> (left - 1 - i)) & 1)
         self.at.node, self.at.depth, self.at.gnode = node, depth, gnode
         self._walk(WALK_NODE)
-        q = self.c_predict_bit()
+        q = self._predict_bit()
         p1 = q * (1.0 / PROB_ONE)
         for bit in range(2):
             if (p1 if bit else 1.0 - p1) > 0.0:
@@ -454,7 +483,7 @@ cdef class CMKernel(Kernel):
                     self.at.node, self.at.depth, self.at.gnode = node, depth, gnode
                     self._walk(WALK_NODE)
 
-    cdef int c_predict(self, double* probs) noexcept:
+    cdef int _predict(self, double* probs) noexcept nogil:
         """The distribution over the alphabet implied by the bit predictions made before the
         symbol: each of the A - 1 decisions evaluated as ``predict_bit`` would, learning
         nothing (about A times its cost; for ``Predictor.probs``).  The coder's own charge for

@@ -1,7 +1,12 @@
 # cython: language_level=3
 """The context mixer's components on their own, for the tests: the StateMap rule, one mixer
-row's step, the context kinds' hashes (each a ``py_`` wrapper of its .pxd)."""
+row's step, the context kinds' hashes (each a ``py_`` wrapper of its .pxd); a kernel's
+interface run without the interpreter lock."""
+import numpy as np
+from libc.stdint cimport uint8_t
 from libc.stdlib cimport calloc, free
+
+from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
 from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_update
 from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
@@ -79,3 +84,29 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
     finally:
         free(c.history)
         free(c)
+
+
+def py_run_nogil(Kernel kernel, const uint8_t[::1] symbols):
+    """Each bit's prediction (units of 2^-16) while a bit-mode kernel learns ``symbols``
+    through its ``ModelInterface``, called with the interpreter lock released."""
+    cdef ModelInterface f = kernel.iface
+    cdef Py_ssize_t i, n = symbols.shape[0]
+    cdef int j, k = 0, bit, status = 0
+    if f.mode != BIT_MODE:
+        raise TypeError("not a bit-mode kernel")
+    out = np.zeros(n * f.bits, dtype=np.int32)
+    cdef int[::1] p = out
+    with nogil:
+        for i in range(n):
+            for j in range(f.bits - 1, -1, -1):
+                bit = (symbols[i] >> j) & 1
+                p[k] = f.predict_bit(f.state)
+                k += 1
+                status = f.update_bit(f.state, bit)
+                if status < 0:
+                    break
+            if status < 0:
+                break
+    if status < 0:
+        raise ValueError(f"status {status}")
+    return out
