@@ -8,9 +8,9 @@ context kinds; ``field``: named state); the mixer (``mixer``: weight sets and op
 ``checks``: the one set of bounds and the checks of a state; ``names``: the state's named
 scalars; ``probes``: the components on their own, for the tests."""
 from .checks import CONFIG_BOUNDS, MIN_MATCH
-from .kernel import (KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel, bit_history_states,
-                     py_squash, py_stretch)
-from .probes import py_context_hashes, py_mixer_step, py_run_nogil, py_state_map
+from .kernel import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
+from .probes import (bit_history_states, py_context_hashes, py_mixer_step, py_run_nogil,
+                     py_squash, py_state_map, py_stretch)
 
 __all__ = ["CONFIG_BOUNDS", "KINDS", "LIMITS", "MIN_MATCH", "OPTIMIZERS", "SELECTORS",
            "CMKernel", "bit_history_states", "py_context_hashes", "py_mixer_step", "py_run_nogil",

@@ -84,8 +84,7 @@ from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_C1, SE
                                            SEL_GATE, SEL_MATCH, SEL_NET, SEL_NODE, SEL_ORDER,
                                            SEL_WORD, selector_row, selector_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
-from seqzip._kernels.cm.tables cimport (N_STATES, SM_LIMIT, STATE_LAST, STATE_N0, STATE_N1,
-                                        STATE_NEXT, build_tables, hash2, squash, stretch_p)
+from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, hash2, squash
 
 build_tables()
 
@@ -104,21 +103,6 @@ LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
 # what ``checks.check_spec`` checks a spec against besides the config's bounds
 SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
                    gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
-
-
-def bit_history_states():
-    """The bit-history state table: ``(n0, n1, last, next_on_0, next_on_1)`` per state (last:
-    0 not kept, 1 the last bit was 0, 2 it was 1)."""
-    return [(STATE_N0[s], STATE_N1[s], STATE_LAST[s], STATE_NEXT[s][0], STATE_NEXT[s][1])
-            for s in range(N_STATES)]
-
-
-def py_squash(double x):
-    return squash(x)
-
-
-def py_stretch(double p):
-    return stretch_p(p)
 
 
 # the interface's functions (``seqzip._core``): the kernel's step is plain C, so they need not
