@@ -4,7 +4,10 @@
 # A kernel is a cdef class deriving from Kernel.  It fills ``iface`` (alphabet size, mode, bits)
 # and overrides the c_* methods; Kernel's __cinit__ points the interface's functions at them.
 # Users of a model (the coding loop, a mixing kernel advancing its experts, foreign extension
-# modules through the capsule) call the functions of the struct and never cross Python.
+# modules through the capsule) call the functions of the struct and never cross Python.  The
+# functions are ``nogil``: callable without the interpreter lock.  The default ones take the
+# lock to call the c_* methods (which may run Python: a network's training, a table grown by
+# numpy); a kernel whose step is plain C points the struct at nogil functions of its own (cm).
 
 cdef enum:
     SYMBOL_MODE = 0  # predict() fills alphabet_size probabilities; update(symbol)
@@ -21,11 +24,11 @@ cdef enum:  # status codes of the interface functions
     STATUS_EXCEPTION = -3  # Python code inside the kernel raised (KeyboardInterrupt, ...):
                            # the exception was kept by keep_exception and run() re-raises it
 
-ctypedef int (*predict_fn)(void* state, double* probs) noexcept
-ctypedef int (*update_fn)(void* state, int symbol) noexcept
-ctypedef int (*predict_bit_fn)(void* state) noexcept
-ctypedef int (*update_bit_fn)(void* state, int bit) noexcept
-ctypedef const double* (*features_fn)(void* state, Py_ssize_t* n) noexcept
+ctypedef int (*predict_fn)(void* state, double* probs) noexcept nogil
+ctypedef int (*update_fn)(void* state, int symbol) noexcept nogil
+ctypedef int (*predict_bit_fn)(void* state) noexcept nogil
+ctypedef int (*update_bit_fn)(void* state, int bit) noexcept nogil
+ctypedef const double* (*features_fn)(void* state, Py_ssize_t* n) noexcept nogil
 
 cdef struct ModelInterface:
     void* state              # the kernel object (borrowed: its owner keeps it alive)

@@ -42,24 +42,29 @@ ONE = PROB_ONE
 
 # ---------------------------------------------------------------- the interface's functions
 
-cdef int _predict(void* state, double* probs) noexcept:
-    return (<Kernel>state).c_predict(probs)
+cdef int _predict(void* state, double* probs) noexcept nogil:
+    with gil:
+        return (<Kernel>state).c_predict(probs)
 
 
-cdef int _update(void* state, int symbol) noexcept:
-    return (<Kernel>state).c_update(symbol)
+cdef int _update(void* state, int symbol) noexcept nogil:
+    with gil:
+        return (<Kernel>state).c_update(symbol)
 
 
-cdef int _predict_bit(void* state) noexcept:
-    return (<Kernel>state).c_predict_bit()
+cdef int _predict_bit(void* state) noexcept nogil:
+    with gil:
+        return (<Kernel>state).c_predict_bit()
 
 
-cdef int _update_bit(void* state, int bit) noexcept:
-    return (<Kernel>state).c_update_bit(bit)
+cdef int _update_bit(void* state, int bit) noexcept nogil:
+    with gil:
+        return (<Kernel>state).c_update_bit(bit)
 
 
-cdef const double* _features(void* state, Py_ssize_t* n) noexcept:
-    return (<Kernel>state).c_features(n)
+cdef const double* _features(void* state, Py_ssize_t* n) noexcept nogil:
+    with gil:
+        return (<Kernel>state).c_features(n)
 
 
 cdef object _kept = None

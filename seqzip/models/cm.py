@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .._kernels.cm import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
+from .._kernels.cm import (CONFIG_BOUNDS, KINDS, LIMITS, MIN_MATCH, OPTIMIZERS, SELECTORS,
+                           CMKernel)
 from .base import Model, check_range, config_from_bytes, config_to_bytes
 from .experts import experts_memory, make_experts, parse_experts
 
@@ -108,25 +109,10 @@ class CMConfig:
         if not all(v.isdigit() and 2 <= int(v) <= MAX_ORDER for v in orders) or \
                 len(set(orders)) != len(orders):
             raise ValueError(f"orders must list distinct integers in 2..{MAX_ORDER}")
-        for name, value, low, high in [("match", self.match, 0, 64),
-                                       ("match2", self.match2, 0, 64),
-                                       ("word", self.word, 0, 3), ("sparse", self.sparse, 0, 2),
-                                       ("record", self.record, 0, 2),
-                                       ("indirect", self.indirect, 0, 1),
-                                       ("columns", self.columns, 0, 1),
-                                       ("text", self.text, 0, 1),
-                                       ("aligned", self.aligned, 0, 1),
-                                       ("gate_units", self.gate_units, 0, 64),
-                                       ("table_bits", self.table_bits, 10, 26),
-                                       ("history_bits", self.history_bits, 10, 26),
-                                       ("rate", self.rate, 0.0, 100.0),
-                                       ("rate2", self.rate2, 0.0, 100.0),
-                                       ("gate_rate", self.gate_rate, 0.0, 100.0),
-                                       ("decay", self.decay, 0.5, 1.0),
-                                       ("eps", self.eps, 1e-6, 1e6), ("apm", self.apm, 0, 5),
-                                       ("apm_rate", self.apm_rate, 1, 12)]:
-            check_range(name, value, low, high)
-        if 0 < self.match < 2 or 0 < self.match2 < 2:
+        for name, (low, high) in CONFIG_BOUNDS.items():
+            check_range(name, getattr(self, name), low, high)
+        check_range("apm", self.apm, 0, LIMITS["apm"])
+        if 0 < self.match < MIN_MATCH or 0 < self.match2 < MIN_MATCH:
             raise ValueError("match lengths are 0 (off) or at least 2")
         sets = [s for s in self.sets.split(",") if s]
         if not 1 <= len(sets) <= LIMITS["sets"] or any(s not in SELECTORS for s in sets):

@@ -4,7 +4,8 @@
 # weights 1, 2, 3 ... after the mixer's own probability.
 cimport cython
 from libc.stdint cimport uint16_t
-from libc.stdlib cimport malloc
+from libc.stdlib cimport free, malloc
+from seqzip._kernels.cm.field cimport F_BYTES
 from seqzip._kernels.cm.slots cimport prefetch
 from seqzip._kernels.cm.tables cimport squash
 
@@ -84,3 +85,19 @@ cdef inline void apm_learn(Apm* a, int bit) noexcept nogil:
         cell[0] = <uint16_t>(cell[0] + <int>((target - cell[0]) * (1.0 - frac)) //
                              (1 << a.rate))
         cell[1] = <uint16_t>(cell[1] + <int>((target - cell[1]) * frac) // (1 << a.rate))
+
+
+cdef inline void apm_free(Apm* a) noexcept nogil:
+    cdef int i
+    for i in range(MAX_APM):
+        free(a.table[i])
+
+
+cdef inline list apm_fields(Apm* a):
+    cdef int i
+    out = [(f"apm{i}", F_BYTES, <size_t>a.table[i], a.contexts[i] * APM_BINS * 2, False)
+           for i in range(a.n)]
+    return out + [("apm_ctx", F_BYTES, <size_t>&a.ctx[0], sizeof(a.ctx), False),
+                  ("apm_bin", F_BYTES, <size_t>&a.bin[0], sizeof(a.bin), False),
+                  ("apm_frac", F_BYTES, <size_t>&a.frac[0], sizeof(a.frac), False),
+                  ("apm_out", F_BYTES, <size_t>&a.out[0], sizeof(a.out), False)]

@@ -13,11 +13,23 @@ import math
 
 import numpy as np
 
-SM_LIMIT = 1023          # tables.pxd: the StateMaps' count cap (their rate table's last index)
-MATCH_SM = 64            # match.pxd: 2 x 32 length buckets of the confidence map
-MATCH_MAX_LENGTH = 65535
-APM_LAST_BIN = 31        # apm.pxd: 33 bins, a row read at bin and bin + 1
-MAX_RECORD = 65536       # context.pxd: the longest record length detected
+# One set of bounds for a cm config: ``seqzip.models.cm.CMConfig`` checks its fields against
+# these and the kernel checks its spec against the same (``CMKernel._check``).  The kernel's
+# own limits (hashed contexts, match models, weight sets, APM stages) are its C constants,
+# exported as ``LIMITS``; the constants a state is checked against (the StateMaps' count cap,
+# the match map's size, the APM bins, the longest record ...) come with the kernel's layout
+# (``CMKernel._layout``), so that no number here repeats one of the kernel's.
+CONFIG_BOUNDS = {
+    "match": (0, 64), "match2": (0, 64),  # minimum match lengths (0: off), each 0 or >= 2
+    "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
+    "columns": (0, 1), "text": (0, 1), "aligned": (0, 1),
+    "gate_units": (0, 64),
+    "table_bits": (10, 26), "history_bits": (10, 26),
+    "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
+    "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
+    "apm_rate": (1, 12),
+}
+MIN_MATCH = 2            # a match model's shortest minimum length
 INT_MAX = 2 ** 31 - 1    # the C ints of the kernel
 
 # the buffers of C arrays (native byte order) and their element types
@@ -86,7 +98,7 @@ def check_symbol(L: dict, v: dict):
         _fail("symbol.gnode", "does not match symbol.node")
     _int(v, "symbol.forced", -1, 0)
     _int(v, "symbol.n_known", 0, L["n_hashed"])
-    _int(v, "symbol.net_pattern", 0, 63)
+    _int(v, "symbol.net_pattern", 0, L["net_patterns"] - 1)
     _int(v, "symbol.seen", 0, 2 ** 63 - 1)
 
 
@@ -99,8 +111,8 @@ def check_context(L: dict, v: dict, raw: dict):
     _int(v, "ctx.line_start", 0, pos)
     _int(v, "ctx.prev_line_start", 0, v["ctx.line_start"])
     for name in ("ctx.record_len", "ctx.record_candidate"):
-        if v[name] == 1 or v[name] > MAX_RECORD:
-            _fail(name, f"is {v[name]}, not 0 or 2..{MAX_RECORD}")
+        if v[name] == 1 or v[name] > L["max_record"]:
+            _fail(name, f"is {v[name]}, not 0 or 2..{L['max_record']}")
     last = _view(raw, "last_pos", "=u8")
     if last.size and int(last.max()) > pos:
         _fail("last_pos", "holds a position after ctx.pos")
@@ -115,7 +127,7 @@ def check_tables(L: dict, raw: dict):
     _below(raw, "o0", "u1", n)
     _below(raw, "o1", "u1", n)
     for i in range(L["n_hashed"] + 2):
-        _below(raw, f"map{i}.n", "=u2", SM_LIMIT + 1)
+        _below(raw, f"map{i}.n", "=u2", L["sm_limit"] + 1)
     _below(raw, "map_state", "=i4", n)
 
 
@@ -132,12 +144,12 @@ def check_slots(L: dict, slots) -> list:
 def check_match(L: dict, v: dict, raw: dict):
     pos = v["ctx.pos"]
     for i in range(L["n_match"]):
-        length = _int(v, f"match{i}.length", 0, MATCH_MAX_LENGTH)
+        length = _int(v, f"match{i}.length", 0, L["match_max"])
         _int(v, f"match{i}.predicted", -1, L["A"] - 1)
         _int(v, f"match{i}.miss", 0, 1)
-        _int(v, f"match{i}.sm_index", -1, MATCH_SM - 1)
+        _int(v, f"match{i}.sm_index", -1, L["match_sm"] - 1)
         _int(v, f"match{i}.ptr", 0, pos - 1 if length > 0 else pos)
-        _below(raw, f"match{i}.smn", "=u2", SM_LIMIT + 1)
+        _below(raw, f"match{i}.smn", "=u2", L["sm_limit"] + 1)
         if pos < 2 ** 32:
             _below(raw, f"match{i}.table", "=u4", pos + 1)
 
@@ -184,10 +196,42 @@ def check_apm(L: dict, raw: dict):
     for i, contexts in enumerate(L["apm_contexts"]):
         if not 0 <= ctx[i] < contexts:
             _fail("apm_ctx", f"holds {ctx[i]} for stage {i} of {contexts} contexts")
-        if not 0 <= bins[i] <= APM_LAST_BIN:
+        if not 0 <= bins[i] <= L["apm_bins"] - 2:  # a row is read at bin and bin + 1
             _fail("apm_bin", f"holds {bins[i]} for stage {i}")
         if not 0.0 <= frac[i] <= 1.0:
             _fail("apm_frac", f"holds {frac[i]} for stage {i}")
+
+
+def check_spec(spec, limits: dict, n_experts: int, network: bool):
+    """The bounds of a parsed config (``CMConfig.spec``) that keep the kernel's memory safe:
+    the config's own (``CONFIG_BOUNDS``) and the kernel's ``limits`` (``SPEC_LIMITS``: its
+    arrays' sizes, the ids of kinds, selectors and optimisers).  ValueError if one fails."""
+    contexts, selectors = list(spec.contexts), list(spec.selectors)
+    for name in ("history_bits", "table_bits"):
+        low, high = CONFIG_BOUNDS[name]
+        if not low <= getattr(spec, name) <= high:
+            raise ValueError(f"{name} must be in {low}..{high}")
+    L = limits
+    if len(contexts) > L["contexts"] or len(spec.matches) > L["matches"] or \
+            not 1 <= len(selectors) <= L["sets"] or not 0 <= spec.apm <= L["apm"]:
+        raise ValueError(f"at most {L['contexts']} hashed contexts, {L['matches']} match "
+                         f"models, 1 to {L['sets']} weight sets and {L['apm']} APM stages")
+    match, apm_rate, gate_units = CONFIG_BOUNDS["match"], CONFIG_BOUNDS["apm_rate"], \
+        CONFIG_BOUNDS["gate_units"]
+    if any(not 0 <= kind < L["kinds"] or not 0 <= j < L["params"] for kind, j in contexts) or \
+            any(not 0 <= s < L["selectors"] for s in selectors) or \
+            spec.optimizer not in L["optimizers"] or \
+            any(not MIN_MATCH <= m <= match[1] for m in spec.matches) or \
+            not apm_rate[0] <= spec.apm_rate <= apm_rate[1] or \
+            not gate_units[0] <= spec.gate_units <= gate_units[1]:
+        raise ValueError("unknown context kind, selector or optimizer, or a match length, "
+                         "apm_rate or gate_units out of range")
+    if n_experts + network > L["symbol_experts"] + 1:
+        raise ValueError(f"at most {L['symbol_experts']} symbol experts and a network")
+    if (L["net"] in selectors or L["gate"] in selectors) and not network or \
+            selectors.count(L["gate"]) > 1 or (L["gate"] in selectors) != (spec.gate_units > 0):
+        raise ValueError("the net and gate selectors need a network; one gated set, with "
+                         "gate_units >= 1")
 
 
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:

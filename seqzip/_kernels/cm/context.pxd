@@ -10,12 +10,14 @@
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc
 from libc.string cimport memset
+from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport hash2
 
 
 cdef enum:
     PERIODS = 4096               # record=2: slots of the table of scored repeat distances
     PERIOD_MIN = 16              # the score a distance needs to become the record length
+    RECORD_MAX = 65536           # the longest record length the run votes detect
 
 
 cdef struct Context:
@@ -196,7 +198,7 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     if c.records:
         if c.last_pos[b]:
             d = here + 1 - c.last_pos[b]
-            if d == c.last_dist[b] and 2 <= d <= 65536:
+            if d == c.last_dist[b] and 2 <= d <= RECORD_MAX:
                 if d == c.record_len:
                     if c.record_votes < 64:
                         c.record_votes += 1
@@ -211,3 +213,32 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
                     c.candidate_votes = 1
             c.last_dist[b] = d
         c.last_pos[b] = here + 1
+
+
+cdef inline list ctx_fields(Context* c):
+    """Its state for get/set (``component.pxd``'s fields); the history and the trackers that
+    move only when a symbol ends are heavy (not in save points)."""
+    out = [("ctx." + name, F_INT, address, sizeof(int), False) for name, address in (
+        ("c1_index", <size_t>&c.c1_index), ("word_len", <size_t>&c.word_len),
+        ("record_votes", <size_t>&c.record_votes),
+        ("candidate_votes", <size_t>&c.candidate_votes))]
+    out += [("ctx." + name, F_U64, address, 8, False) for name, address in (
+        ("pos", <size_t>&c.pos), ("c8", <size_t>&c.c8), ("line_start", <size_t>&c.line_start),
+        ("prev_line_start", <size_t>&c.prev_line_start), ("word0", <size_t>&c.word0),
+        ("word1", <size_t>&c.word1), ("word2", <size_t>&c.word2),
+        ("separator", <size_t>&c.separator), ("before_word", <size_t>&c.before_word),
+        ("sentence", <size_t>&c.sentence), ("record_len", <size_t>&c.record_len),
+        ("record_candidate", <size_t>&c.record_candidate))]
+    out += [("history", F_BYTES, <size_t>c.history, c.history_mask + 1, True),
+            ("last_pos", F_BYTES, <size_t>&c.last_pos[0], sizeof(c.last_pos), True),
+            ("last_dist", F_BYTES, <size_t>&c.last_dist[0], sizeof(c.last_dist), True),
+            ("follow1", F_BYTES, <size_t>&c.follow1[0], sizeof(c.follow1), True),
+            ("follow2", F_BYTES, <size_t>&c.follow2[0], sizeof(c.follow2), True)]
+    if c.periods:
+        out += [("period_d", F_BYTES, <size_t>&c.period_d[0], sizeof(c.period_d), True),
+                ("period_s", F_BYTES, <size_t>&c.period_s[0], sizeof(c.period_s), True),
+                ("period_len", F_BYTES, <size_t>&c.period_len[0], sizeof(c.period_len), True)]
+    if c.text:
+        out.append(("text_state", F_BYTES, <size_t>&c.text_state[0], sizeof(c.text_state),
+                    True))
+    return out

@@ -1,9 +1,12 @@
 # cython: language_level=3
 # Symbol experts: symbol-mode kernels (CTW, order2, an online network) advanced through their
 # ModelInterface; each one's distribution over the alphabet becomes a binary tree of masses,
-# and a bit's input is the log-odds of the masses below the node's two children.
-from libc.stdlib cimport calloc
-from seqzip._core cimport STATUS_OK, ModelInterface
+# and a bit's input is the log-odds of the masses below the node's two children.  One
+# component (``component.pxd``) for them all: one input per expert.
+from libc.stdlib cimport calloc, free
+from seqzip._core cimport STATUS_OK, SYMBOL_MODE, Kernel, ModelInterface
+from seqzip._kernels.cm.component cimport Component, Cursor, nothing_bit, nothing_walk
+from seqzip._kernels.cm.field cimport F_BYTES
 from seqzip._kernels.cm.tables cimport stretch_p
 
 cdef enum:
@@ -32,7 +35,7 @@ cdef inline size_t se_memory(const SymbolExperts* e) noexcept nogil:
     return e.A * sizeof(double) + max(e.n, 1) * e.tree_size * sizeof(double)
 
 
-cdef inline int se_begin(SymbolExperts* e) noexcept:
+cdef inline int se_begin(SymbolExperts* e) noexcept nogil:
     """Each expert's distribution for the next symbol, as its tree."""
     cdef int k, x, status, n = 1 << e.B
     cdef double* tree
@@ -55,10 +58,69 @@ cdef inline double se_input(const SymbolExperts* e, int k, int node) noexcept no
     return stretch_p(tree[2 * node + 1] / t) if t > 0.0 else 0.0
 
 
-cdef inline int se_update(SymbolExperts* e, int x) noexcept:
+cdef inline int se_update(SymbolExperts* e, int x) noexcept nogil:
     cdef int k, status
     for k in range(e.n):
         status = e.iface[k].update(e.iface[k].state, x)
         if status < 0:
             return status
     return STATUS_OK
+
+
+# ---------------------------------------------------------------- the component
+
+cdef inline void se_c_predict(void* s, const Cursor* at, double* x) noexcept nogil:
+    cdef const SymbolExperts* e = <const SymbolExperts*>s
+    cdef int k
+    for k in range(e.n):
+        x[k] = se_input(e, k, at.node)
+
+
+cdef inline int se_c_update(void* s, const Cursor* at, int x) noexcept nogil:
+    return se_update(<SymbolExperts*>s, x)
+
+
+cdef inline int se_c_begin(void* s, const Cursor* at) noexcept nogil:
+    return se_begin(<SymbolExperts*>s)
+
+
+cdef inline size_t se_c_memory(const void* s) noexcept nogil:
+    return se_memory(<const SymbolExperts*>s)
+
+
+cdef inline void se_c_free(void* s) noexcept nogil:
+    cdef SymbolExperts* e = <SymbolExperts*>s
+    free(e.probs)
+    free(e.trees)
+    free(e)
+
+
+cdef inline list se_c_fields(void* s):
+    cdef SymbolExperts* e = <SymbolExperts*>s
+    return [("expert_probs", F_BYTES, <size_t>e.probs, e.A * 8, False),
+            ("trees", F_BYTES, <size_t>e.trees, max(e.n, 1) * e.tree_size * 8, False)]
+
+
+cdef inline int se_build(Component* c, const Cursor* at, object spec, object arg,
+                         int index) except -1:
+    """The symbol-mode kernels of the list ``arg`` (the network, if any, last)."""
+    cdef SymbolExperts* e = <SymbolExperts*>calloc(1, sizeof(SymbolExperts))
+    cdef Kernel expert
+    cdef int k
+    if e == NULL:
+        raise MemoryError()
+    c.state, c.free = e, se_c_free
+    c.predict, c.learn, c.next_bit = se_c_predict, nothing_bit, nothing_bit
+    c.update, c.begin, c.walk = se_c_update, se_c_begin, nothing_walk
+    c.memory, c.fields = se_c_memory, se_c_fields
+    if len(arg) > MAX_SYMBOL_EXPERTS + 1:
+        raise ValueError(f"at most {MAX_SYMBOL_EXPERTS} symbol experts and a network")
+    e.n = c.n_inputs = len(arg)
+    for k in range(e.n):
+        expert = arg[k]
+        if expert.iface.mode != SYMBOL_MODE or expert.iface.alphabet_size != at.A:
+            raise ValueError("symbol experts must be symbol-mode kernels over the alphabet")
+        e.iface[k] = expert.iface
+    if se_init(e, at.A, at.B) < 0:
+        raise MemoryError()
+    return 0

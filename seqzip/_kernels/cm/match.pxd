@@ -1,14 +1,19 @@
 # cython: language_level=3
 # Match models: the last earlier occurrence of the current context (a hash of the last
 # ``min_len`` bytes, verified backwards) predicts the symbol that followed it; its confidence
-# is a StateMap by (length bucket, expected bit).
+# is a StateMap by (length bucket, expected bit).  One component (``component.pxd``) per match
+# model: one input, its log-odds for the bit the predicted symbol has.
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, malloc
+from libc.stdlib cimport calloc, free, malloc
+from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
+                                           nothing_begin)
+from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.context cimport Context
 from seqzip._kernels.cm.tables cimport StateMap, hash2, sm_learn, sm_stretch
 
 cdef enum:
     MATCH_BUCKETS = 32   # length buckets of the confidence map (times 2 expected bits)
+    MATCH_MAX = 65535    # the longest match length counted
 
 
 cdef struct MatchModel:
@@ -21,6 +26,8 @@ cdef struct MatchModel:
     int miss             # the symbol's coded bits already disagree with the prediction
     StateMap sm          # (64 * 2,) P(1) by (length bucket, expected bit)
     int sm_index         # the entry used for the current bit (-1: none)
+    int index            # which match model (for the state's names)
+    int saved_miss       # ``miss`` before a walk
 
 
 cdef inline int mm_init(MatchModel* m, int min_len, int bits) noexcept nogil:
@@ -82,7 +89,7 @@ cdef inline void mm_update(MatchModel* m, const Context* c, int x, const uint8_t
     cdef int j
     if m.length > 0:
         if m.predicted == x:
-            if m.length < 65535:
+            if m.length < MATCH_MAX:
                 m.length += 1
             m.ptr += 1
         else:
@@ -144,3 +151,75 @@ cdef inline int mm_state(const MatchModel* m, int B, int depth) noexcept nogil:
     if m.miss:
         return 1
     return 2 + 2 * min(match_bucket(m.length), 22) + mm_expected(m, B, depth)
+
+
+# ---------------------------------------------------------------- the component
+
+cdef inline void mm_c_predict(void* s, const Cursor* at, double* x) noexcept nogil:
+    x[0] = mm_input(<MatchModel*>s, at.B, at.depth)
+
+
+cdef inline void mm_c_learn(void* s, const Cursor* at, int bit) noexcept nogil:
+    mm_learn(<MatchModel*>s, bit)
+
+
+cdef inline void mm_c_next_bit(void* s, const Cursor* at, int bit) noexcept nogil:
+    mm_after_bit(<MatchModel*>s, at.B, at.depth - 1, bit)
+
+
+cdef inline int mm_c_update(void* s, const Cursor* at, int x) noexcept nogil:
+    mm_update(<MatchModel*>s, at.ctx, x, at.to_byte, at.A)
+    return 0
+
+
+cdef inline void mm_c_walk(void* s, const Cursor* at, int event) noexcept nogil:
+    """Does the match's symbol still agree with the path the walk took?"""
+    cdef MatchModel* m = <MatchModel*>s
+    if event == WALK_BEGIN:
+        m.saved_miss = m.miss
+    elif event == WALK_END:
+        m.miss = m.saved_miss
+    else:
+        m.miss = m.predicted >= 0 and \
+            (m.predicted >> (at.B - at.depth)) != (at.node - (1 << at.depth))
+
+
+cdef inline size_t mm_c_memory(const void* s) noexcept nogil:
+    return mm_memory(<const MatchModel*>s)
+
+
+cdef inline void mm_c_free(void* s) noexcept nogil:
+    cdef MatchModel* m = <MatchModel*>s
+    free(m.table)
+    free(m.sm.p)
+    free(m.sm.n)
+    free(m)
+
+
+cdef inline list mm_c_fields(void* s):
+    cdef MatchModel* m = <MatchModel*>s
+    cdef str k = f"match{m.index}."
+    return [(k + "table", F_BYTES, <size_t>m.table, (m.mask + 1) * 4, True),
+            (k + "sm", F_BYTES, <size_t>m.sm.p, 128 * 4, False),
+            (k + "smn", F_BYTES, <size_t>m.sm.n, 128 * 2, False),
+            (k + "length", F_INT, <size_t>&m.length, sizeof(int), False),
+            (k + "predicted", F_INT, <size_t>&m.predicted, sizeof(int), False),
+            (k + "miss", F_INT, <size_t>&m.miss, sizeof(int), False),
+            (k + "sm_index", F_INT, <size_t>&m.sm_index, sizeof(int), False),
+            (k + "ptr", F_U64, <size_t>&m.ptr, sizeof(uint64_t), False)]
+
+
+cdef inline int mm_build(Component* c, const Cursor* at, object spec, object arg,
+                         int index) except -1:
+    """Match model ``index`` of ``spec.matches`` (its minimum length)."""
+    cdef MatchModel* m = <MatchModel*>calloc(1, sizeof(MatchModel))
+    if m == NULL:
+        raise MemoryError()
+    c.state, c.free, c.n_inputs = m, mm_c_free, 1
+    c.predict, c.learn, c.next_bit = mm_c_predict, mm_c_learn, mm_c_next_bit
+    c.update, c.begin, c.walk = mm_c_update, nothing_begin, mm_c_walk
+    c.memory, c.fields = mm_c_memory, mm_c_fields
+    m.index = index
+    if mm_init(m, spec.matches[index], min(spec.history_bits, 24)) < 0:
+        raise MemoryError()
+    return 0

@@ -6,7 +6,8 @@
 # QDH is Ollivier's quasi-diagonal Newton step (qd.pxd's ``qd_row_step_reciprocal``, here along
 # a strided axis so that the gates, whose rows run across the inputs, take the same step).
 from libc.math cimport sqrt  # IEEE 754 rounds sqrt correctly: the same bits everywhere
-from libc.stdlib cimport calloc
+from libc.stdlib cimport calloc, free
+from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT
 from seqzip._kernels.cm.tables cimport squash
 
 cdef enum:
@@ -136,3 +137,23 @@ cdef inline void mixer_train(Mixer* m, const double* x, double rate, int bit,
     else:
         for i in range(n):
             adam_step(&hd[i], &hc[i], &w[i], err * x[i], rate, o)
+
+
+cdef inline void mixer_free(Mixer* m) noexcept nogil:
+    free(m.w)
+    free(m.hd)
+    free(m.hc)
+
+
+cdef inline list mixer_fields(Mixer* m, str name, bint tables):
+    """Its state for get/set (``component.pxd``'s fields): the selected row and output, and
+    with ``tables`` the weights and the optimiser's state."""
+    cdef size_t n = <size_t>m.n_sets * m.n * 8
+    out = [(name + ".selected", F_INT, <size_t>&m.selected, sizeof(int), False),
+           (name + ".dot", F_F64, <size_t>&m.dot, 8, False),
+           (name + ".p", F_F64, <size_t>&m.p, 8, False)]
+    if tables:
+        out += [(name + ".w", F_BYTES, <size_t>m.w, n, False),
+                (name + ".hd", F_BYTES, <size_t>m.hd, n, False),
+                (name + ".hc", F_BYTES, <size_t>m.hc, n, False)]
+    return out

@@ -1,17 +1,38 @@
 # cython: language_level=3
-"""The context mixer's components on their own, for the tests: the StateMap rule, one mixer
-row's step, the context kinds' hashes (each a ``py_`` wrapper of its .pxd)."""
+"""The context mixer's components on their own, for the tests: the bit-history states,
+squash and stretch, the StateMap rule, one mixer row's step, the context kinds' hashes (each
+a ``py_`` wrapper of its .pxd); a kernel's interface run without the interpreter lock."""
+import numpy as np
+from libc.stdint cimport uint8_t
 from libc.stdlib cimport calloc, free
+
+from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
 from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_update
 from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
-from seqzip._kernels.cm.tables cimport (MAX_STATES, StateMap, build_tables, sm_init_states,
-                                        sm_learn)
+from seqzip._kernels.cm.tables cimport (MAX_STATES, N_STATES, STATE_LAST, STATE_N0, STATE_N1,
+                                        STATE_NEXT, StateMap, build_tables, sm_init_states,
+                                        sm_learn, squash, stretch_p)
 
 from seqzip._kernels.cm.kernel import OPTIMIZERS
 
 build_tables()
+
+
+def bit_history_states():
+    """The bit-history state table: ``(n0, n1, last, next_on_0, next_on_1)`` per state (last:
+    0 not kept, 1 the last bit was 0, 2 it was 1)."""
+    return [(STATE_N0[s], STATE_N1[s], STATE_LAST[s], STATE_NEXT[s][0], STATE_NEXT[s][1])
+            for s in range(N_STATES)]
+
+
+def py_squash(double x):
+    return squash(x)
+
+
+def py_stretch(double p):
+    return stretch_p(p)
 
 
 def py_state_map(list steps):
@@ -79,3 +100,29 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
     finally:
         free(c.history)
         free(c)
+
+
+def py_run_nogil(Kernel kernel, const uint8_t[::1] symbols):
+    """Each bit's prediction (units of 2^-16) while a bit-mode kernel learns ``symbols``
+    through its ``ModelInterface``, called with the interpreter lock released."""
+    cdef ModelInterface f = kernel.iface
+    cdef Py_ssize_t i, n = symbols.shape[0]
+    cdef int j, k = 0, bit, status = 0
+    if f.mode != BIT_MODE:
+        raise TypeError("not a bit-mode kernel")
+    out = np.zeros(n * f.bits, dtype=np.int32)
+    cdef int[::1] p = out
+    with nogil:
+        for i in range(n):
+            for j in range(f.bits - 1, -1, -1):
+                bit = (symbols[i] >> j) & 1
+                p[k] = f.predict_bit(f.state)
+                k += 1
+                status = f.update_bit(f.state, bit)
+                if status < 0:
+                    break
+            if status < 0:
+                break
+    if status < 0:
+        raise ValueError(f"status {status}")
+    return out

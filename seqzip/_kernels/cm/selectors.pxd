@@ -1,0 +1,55 @@
+# cython: language_level=3
+# The mixer's weight-set selectors: the small context that picks a set's row for each bit.
+from seqzip._kernels.cm.component cimport Cursor
+from seqzip._kernels.cm.context cimport byte_class
+
+cdef enum:
+    SEL_NODE = 0         # the node of the symbol
+    SEL_MATCH = 1        # the first match model's state
+    SEL_C1 = 2           # the previous symbol
+    SEL_ORDER = 3        # how many hashed contexts are known
+    SEL_GATE = 4         # the gated set (one row: its weights come from the gates)
+    SEL_C2 = 5           # the byte before the previous one
+    SEL_WORD = 6         # letters into the word and the kind of the last byte
+    SEL_NET = 7          # the signs of the network's first six units
+    N_SELECTORS = 8
+    NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
+
+
+cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
+    if sel == SEL_NODE:
+        return 1 << B
+    if sel == SEL_MATCH:
+        return 48 * 8
+    if sel == SEL_C1:
+        return A
+    if sel == SEL_ORDER:
+        return (n_hashed + 1) * 8
+    if sel == SEL_C2:
+        return 256 * 8
+    if sel == SEL_WORD:
+        return 16 * 4 * 8
+    if sel == SEL_NET:
+        return NET_PATTERNS * 8
+    return 1
+
+
+cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pattern,
+                             int match_state) noexcept nogil:
+    """The row of a set with selector ``sel`` for the bit at the cursor."""
+    cdef int depth = at.depth
+    if sel == SEL_NODE:
+        return at.node
+    if sel == SEL_C1:
+        return at.ctx.c1_index
+    if sel == SEL_ORDER:
+        return n_known * 8 + depth
+    if sel == SEL_C2:
+        return <int>((at.ctx.c8 >> 8) & 0xFF) * 8 + depth
+    if sel == SEL_NET:
+        return net_pattern * 8 + depth
+    if sel == SEL_WORD:
+        return (min(at.ctx.word_len, 15) * 4 + byte_class(<int>(at.ctx.c8 & 0xFF))) * 8 + depth
+    if sel == SEL_MATCH:
+        return match_state * 8 + depth
+    return 0
