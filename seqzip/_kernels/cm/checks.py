@@ -22,7 +22,7 @@ import numpy as np
 CONFIG_BOUNDS = {
     "match": (0, 64), "match2": (0, 64),  # minimum match lengths (0: off), each 0 or >= 2
     "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
-    "columns": (0, 1), "text": (0, 1), "aligned": (0, 1),
+    "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 1),
     "gate_units": (0, 64),
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
@@ -234,12 +234,22 @@ def check_spec(spec, limits: dict, n_experts: int, network: bool):
                          "gate_units >= 1")
 
 
+def check_image(L: dict, v: dict, raw: dict):
+    """The image expert's tables: counts within the rate table (they index it), and each
+    bit's index inside its table."""
+    for i in range(L["image_maps"]):
+        _below(raw, f"image{i}.n", "=u2", L["sm_limit"] + 1)
+        if not 0 <= v[f"image{i}.index"] < L["image_size"]:
+            _fail(f"image{i}.index", f"is outside its table of {L['image_size']}")
+
+
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     """Check a whole state (named scalars, raw buffers by name, slot offsets) against the
     kernel's layout; the slots as a list of offsets.  ValueError names the first bad field."""
     check_symbol(layout, scalars)
     check_context(layout, scalars, raw)
     check_tables(layout, raw)
+    check_image(layout, scalars, raw)
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)

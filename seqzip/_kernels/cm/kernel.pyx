@@ -73,6 +73,7 @@ from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
+from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_ORDER, K_RECORD,
                                        K_SPARSE, K_TEXT, K_WORD, N_KINDS)
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
@@ -149,6 +150,7 @@ cdef class CMKernel(Kernel):
     cdef int n_bank
     cdef Component bank[MAX_COMPONENTS]
     cdef Contexts* cx                      # the context models (bank[0]: selectors, state)
+    cdef bint image                        # the 1-bit image expert follows them (image=1)
     cdef int n_match
     cdef MatchModel* match[MAX_MATCH]      # the match models (selectors, APM, inspection)
     cdef list owned                        # symbol experts (and the network, last)
@@ -250,11 +252,14 @@ cdef class CMKernel(Kernel):
         return build(&self.bank[self.n_bank - 1], &self.at, spec, arg, index)
 
     cdef int _build_bank(self, spec) except -1:
-        """The bank, in input order: the context models, the match models, the symbol
-        experts (the network last)."""
+        """The bank, in input order: the context models, the 1-bit image expert (image=1),
+        the match models, the symbol experts (the network last)."""
         cdef int i
         self._add(cx_build, spec)
         self.cx = <Contexts*>self.bank[0].state
+        self.image = spec.image
+        if self.image:
+            self._add(image_build, spec)
         self.n_match = len(spec.matches)
         for i in range(self.n_match):
             self._add(mm_build, spec, None, i)
@@ -645,7 +650,8 @@ cdef class CMKernel(Kernel):
                 "gate_units": self.gate.units if self.gate_set >= 0 else 0,
                 "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)],
                 "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
-                "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS}
+                "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS,
+                "image_maps": IMAGE_MAPS if self.image else 0, "image_size": 1 << IMAGE_BITS}
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose
     # update ends the symbol: history, match tables, experts and network move only then)
