@@ -256,6 +256,14 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
     return bytes(range(top + 1))
 
 
+def coding_config(config: Any, present: bytes) -> Any:
+    """The config a stream of data holding the byte values ``present`` is coded with: a
+    family may turn a level preset into a variant for such data (``CMConfig.for_data``: the
+    1-bit image expert for binary data); written in the header, so the decoder follows."""
+    for_data = getattr(config, "for_data", None)
+    return for_data(present) if for_data is not None else config
+
+
 def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:
     """Length, alphabet and CRC-32 of everything ``src`` yields."""
     present = np.zeros(256, dtype=bool)
@@ -344,11 +352,11 @@ class Limits:
     a header declaring more is refused.  ``max_memory`` bounds the memory a stream's model
     may allocate, as its config's ``memory_bytes`` computes it (a bound: models that grow, as
     CTW does, start far smaller).  The defaults admit every level of every model on any
-    alphabet (the largest, ``glnn -9``, needs up to 1,062 MiB) and refuse forged headers
-    asking for more.
+    alphabet, piece sets included (whose decoder holds two models: the largest, ``glnn -9``,
+    needs up to 2 x 1,062 MiB) and refuse forged headers asking for more.
 
         >>> Limits().max_memory // 2**20, Limits().max_length // 2**30
-        (2048, 256)
+        (3072, 256)
     """
     max_length: int | None = DEFAULT_MAX_LENGTH
     max_memory: int | None = DEFAULT_MAX_MEMORY
@@ -422,8 +430,9 @@ def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any
     start = src.tell()
     length, alphabet, crc = _scan(src)
     src.seek(start)
-    header = StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
-                          length, frame_size, coding_alphabet(spec.name, alphabet), crc)
+    header = StreamHeader(spec.model_id,
+                          config_to_header(spec.config_class, coding_config(config, alphabet)),
+                          seed, length, frame_size, coding_alphabet(spec.name, alphabet), crc)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
     return written
@@ -521,8 +530,9 @@ def piece_header(spec: ModelSpec, config: Any, seed: int, frame_size: int, alpha
                  data: bytes) -> StreamHeader:
     """The header of one piece of a piece set: ``data`` coded over the whole input's
     ``alphabet`` (which every piece of a warm set shares)."""
-    return StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
-                        len(data), frame_size, coding_alphabet(spec.name, alphabet),
+    return StreamHeader(spec.model_id,
+                        config_to_header(spec.config_class, coding_config(config, alphabet)),
+                        seed, len(data), frame_size, coding_alphabet(spec.name, alphabet),
                         zlib.crc32(data))
 
 

@@ -275,3 +275,44 @@ def test_vote_counters_past_64_are_states_the_model_reaches():
     state["ctx.record_votes"] = np.array(65, dtype=state["ctx.record_votes"].dtype)
     p._model.kernel.set_state(state)
     assert int(p._model.kernel.get_state()["ctx.record_votes"]) == 65
+
+
+def test_the_image_experts_state_is_checked_as_untrusted_input():
+    """A model file of a level's variant for binary data (the 1-bit image expert): a table
+    index outside its table, or a count past the rate table it indexes, is refused before the
+    kernel takes the state; the state as saved is taken and predicts as the original."""
+    import numpy as np
+
+    from seqzip.models.cm import CMConfig
+    from seqzip.predictor import Predictor
+
+    def field(state, name):
+        for key, value in state.items():
+            if isinstance(value, dict):
+                found = field(value, name)
+                if found:
+                    return found
+            elif key == name:
+                return state, key
+        return None
+
+    config = CMConfig.for_preset_id(13)
+    assert config.image == 1
+    p = Predictor("cm", config=config)
+    p.feed(bytes(range(256)) * 8 + bytes(64 * 40))
+    state = p.kernel.get_state()
+    fresh = Predictor("cm", config=config)
+    fresh.kernel.set_state(state)
+    assert np.array_equal(fresh.probs(), p.probs())
+    holder, key = field(state, "image0.index")
+    good = holder[key]
+    holder[key] = np.array(1 << 20, dtype=good.dtype)
+    with pytest.raises(ValueError, match="image0.index"):
+        Predictor("cm", config=config).kernel.set_state(state)
+    holder[key] = good
+    holder, key = field(state, "image3.n")
+    counts = holder[key].copy()
+    counts.view("=u2")[7] = 5000
+    holder[key] = counts
+    with pytest.raises(ValueError, match="image3.n"):
+        Predictor("cm", config=config).kernel.set_state(state)

@@ -259,7 +259,7 @@ def _bad_headers():
         ("empty config", forge(0x10, b"\x00" + top), "config"),
         ("config length 4097", forge(0x10, pack_varint(4097) + bytes(4097) + top),
          "config length"),
-        ("level 13 (no preset)", forge(13 | 0x10, top), "config"),
+        ("level 15 (no preset)", forge(15 | 0x10, top), "config"),
         ("crc32 of the data", forge(10 | 0x10, length + TOP + bytes(4)), "checksum"),
         ("model id 200", forge(10 | 0x10 | 0x40, b"\xc8" + top), "model id 200"),
         ("dictionary stream with no file", forge(10 | 0x10, bytes(16) + top, 9), "model file"),

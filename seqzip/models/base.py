@@ -201,17 +201,21 @@ def preset_ids(cls: type) -> frozenset[int]:
         >>> sorted(preset_ids(Order2Config))
         [1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
-    return frozenset(LEVELS) | frozenset(getattr(cls, "PRESET_IDS", {}).values())
+    return frozenset(LEVELS) | frozenset(getattr(cls, "PRESET_IDS", {}).values()) | \
+        frozenset(getattr(cls, "VARIANT_IDS", {}))
 
 
 def levels_of_config(cls: type[C], config: C) -> list[int]:
-    """Every level whose preset is ``config`` (often one; none for a custom config).
+    """Every level whose preset is ``config``, or whose variant for some data it is
+    (``VARIANT_IDS``) (often one; none for a custom config).
 
         >>> from seqzip.models.order2 import Order2Config
         >>> levels_of_config(Order2Config, Order2Config.for_level(6))
         [5, 6]
     """
-    return [level for level in LEVELS if preset(cls, level) == config]
+    variants = {level for preset_id, (level, _) in getattr(cls, "VARIANT_IDS", {}).items()
+                if preset_by_id(cls, preset_id) == config}
+    return [level for level in LEVELS if level in variants or preset(cls, level) == config]
 
 
 # -- varints: 7 bits a byte, low first, the top bit set on every byte but the last ----------
@@ -405,6 +409,9 @@ def config_to_header(cls: type[C], config: C, version: int = TYPED_VERSION) -> b
     for level in renumbered:  # a preset of old streams: its old id
         if preset_by_id(cls, level) == config:
             return bytes([level])
+    for preset_id in getattr(cls, "VARIANT_IDS", {}):  # a level's variant for some data
+        if preset_by_id(cls, preset_id) == config:
+            return bytes([preset_id])
     return b"\x00" + (config_to_fields(config) if version >= TYPED_VERSION
                        else config_to_bytes(config))
 

@@ -98,7 +98,7 @@ class CMConfig:
     apm: int = 2  # secondary estimation stages: order 0, order 1, hashed orders 2 and 3,
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
-    image: int = 0  # 1: the 1-bit image expert (pixels from the rows above; needs record)
+    image: int = 0  # 1: the 1-bit image expert (pixels from the rows above: the record length)
 
     # Fields added after streams existed: left out of the header while at their defaults.
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text")
@@ -205,7 +205,8 @@ class CMConfig:
         becomes that variant; any other config is kept.  The encoder's choice, per stream,
         written in the header (the variant's own id), so the decoder follows it.
 
-            >>> CMConfig.for_level(6).for_data(b"\\x00\\x01").image, CMConfig.for_level(6).for_data(b"ab").image
+            >>> six = CMConfig.for_level(6)
+            >>> six.for_data(b"\\x00\\x01").image, six.for_data(b"ab").image
             (1, 0)
         """
         if not present or present[0] != 0:
