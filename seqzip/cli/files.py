@@ -178,7 +178,7 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
     if s.remove and s.output is not None and not _regular_or_new(s.output):
         raise click.UsageError(f"--rm needs a regular file as output ({s.output} is not one)")
     failed = False
-    totals = [0, 0, 0, 0.0]  # files, original bytes, compressed bytes, seconds (-v)
+    done, original, compressed, seconds = 0, 0, 0, 0.0  # for -v's total line
     with OutputRun() as run, contextlib.ExitStack() as stack:  # one guardian, one scan per
         # directory, for all the outputs
         if remote is not None:
@@ -186,8 +186,11 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
         for index, path in enumerate(files):
             try:
                 here = remote.work(index) if remote is not None else None
-                out_path = _run_file(path, s, run, binary_out, name_output, here or work,
-                                     verb, rate_of, discard, totals)
+                out_path, sizes, took = _run_file(path, s, run, binary_out, name_output,
+                                                  here or work, verb, rate_of, discard)
+                done, original, compressed = done + 1, original + sizes[0], \
+                    compressed + sizes[1]
+                seconds += took
                 if s.remove and path != "-" and out_path not in (None, "-"):
                     if not os.path.isfile(out_path):  # complete, and a regular file
                         raise UserError(f"{out_path} is not a regular file; the input was "
@@ -201,8 +204,9 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
             finally:
                 if remote is not None:
                     remote.done(index)
-    if s.verbose and totals[0] > 1:
-        click.echo(_summary(f"total of {totals[0]} files", None, verb, *totals[1:]), err=True)
+    if s.verbose and done > 1:
+        click.echo(_summary(f"total of {done} files", None, verb, original, compressed,
+                            seconds), err=True)
     return 1 if failed else 0
 
 
@@ -220,9 +224,9 @@ def _regular_or_new(path: str) -> bool:
 def _run_file(path: str, s: Settings, run: OutputRun, binary_out: bool,
               name_output: Callable[[str], str], work: Work, verb: str,
               rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
-              discard: bool, totals: list) -> str | None:
-    """One input of :func:`_run_files`; returns where its output went (None: nowhere) and
-    adds its sizes and time to ``totals`` (files, original, compressed, seconds)."""
+              discard: bool) -> tuple[str | None, tuple[int, int], float]:
+    """One input of :func:`_run_files`: where its output went (None: nowhere), its sizes
+    (original, compressed) and its seconds."""
     out_path = None if discard else s.output if s.output is not None else (
         "-" if s.to_stdout or path == "-" else name_output(path))
     if out_path == "-" and sys.stdout is None:
@@ -258,8 +262,7 @@ def _run_file(path: str, s: Settings, run: OutputRun, binary_out: bool,
     seconds = time.perf_counter() - start
     if s.verbose:
         click.echo(_summary(path, out_path, verb, *sizes, seconds), err=True)
-    totals[:] = [totals[0] + 1, totals[1] + sizes[0], totals[2] + sizes[1], totals[3] + seconds]
-    return out_path
+    return out_path, (sizes[0], sizes[1]), seconds
 
 
 def _report(path: str, exc: BaseException) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 from ..models import DEFAULT_LEVEL, DEFAULT_MODEL
 from ..predictor import Predictor, file_hash, recipe_bytes
 from ..reference import lstm as ref
+from .unrolled import gate_backward
 
 CELLS = ref.CELLS
 CHUNK = 1 << 16
@@ -118,13 +119,7 @@ def _step_backward(cell, p, s, dh, dc, grads):
         dz = dh * (1.0 - s["h"] ** 2)
         dc_prev = np.zeros_like(dh)
     else:
-        o, i, f, g = s["o"], s["i"], s["f"], s["g"]
-        ds = dh * (1.0 - s["h"] ** 2)
-        dc_total = dc + ds * o
-        dz = np.concatenate([dc_total * i, dc_total * g * i * (1.0 - i),
-                             dc_total * s["c_prev"] * f * (1.0 - f),
-                             ds * s["c"] * o * (1.0 - o)], axis=1)
-        dc_prev = dc_total * f
+        dz, dc_prev = gate_backward(s, dh, dc)
     x = s["x"]
     grads["b"] += dz.sum(axis=0)
     np.add.at(grads["E"], x, dz)

@@ -135,18 +135,26 @@ def backward(kind: str, p: dict, cache: Cache, dlogits: np.ndarray,
     return grads
 
 
+def gate_backward(s: dict, dh: np.ndarray, dc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One LSTM-family step backwards through its gates: the gradient of the pre-activations
+    (input, input gate, forget gate, output gate, side by side) and of the previous cell,
+    from those of the step's output ``dh`` and cell ``dc`` (``s``: the step's forward
+    values).  Shared by the batched BPTT here and by seqzip.research.dictionary's."""
+    o, i, f, g = s["o"], s["i"], s["f"], s["g"]
+    ds = dh * (1.0 - s["h"] ** 2)
+    dc_total = dc + ds * o
+    dz = np.concatenate([dc_total * i, dc_total * g * i * (1.0 - i),
+                         dc_total * s["c_prev"] * f * (1.0 - f),
+                         ds * s["c"] * o * (1.0 - o)], axis=1)
+    return dz, dc_total * f
+
+
 def _step_backward(kind, p, s, dh, dc, grads, onehot):
     if kind in ("rnn", "mrnn"):
         dz = dh * (1.0 - s["h"] ** 2)
         dc_prev = dc
     else:
-        o, i, f, g = s["o"], s["i"], s["f"], s["g"]
-        ds = dh * (1.0 - s["h"] ** 2)
-        dc_total = dc + ds * o
-        dz = np.concatenate([dc_total * i, dc_total * g * i * (1.0 - i),
-                             dc_total * s["c_prev"] * f * (1.0 - f),
-                             ds * s["c"] * o * (1.0 - o)], axis=1)
-        dc_prev = dc_total * f
+        dz, dc_prev = gate_backward(s, dh, dc)
     grads["R"] += s["r"].T @ dz
     dr = dz @ p["R"].T
     if ref.multiplicative(kind):
