@@ -71,6 +71,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import Callable
 
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
@@ -330,10 +331,7 @@ def _parse_compact(buf, offset: int, version: int, model_id: int) -> tuple[Strea
     r = _Reader(buf, offset + 6)
     flags = r.take(1)[0]
     level = flags & _LEVEL_MASK
-    if level:
-        config = bytes([level])
-    else:
-        config = r.take(r.varint("config length", MAX_CONFIG_BYTES))
+    config = _read_config(r, level)
     dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
     seed = r.varint("seed", (1 << 64) - 1) if flags & _SEED else 0
     length = r.varint("length", MAX_LENGTH)
@@ -343,19 +341,13 @@ def _parse_compact(buf, offset: int, version: int, model_id: int) -> tuple[Strea
     alphabet = _read_alphabet(r, tag) if length else b""
     code = bytes(buf[code_start:r.at])
     (crc,) = _CRC.unpack(r.take(4))
-    end = r.at
-    (check,) = _CHECK.unpack(r.take(2))
-    if zlib.crc32(bytes(buf[offset:end])) & 0xFFFF != check:
-        raise CorruptError("header checksum mismatch (corrupt header)")
+    end = _read_check(r, buf, offset)
     # Only the canonical form is a header: one spelling per stream, so no field is ignored.
     if (flags & _SEED and not seed) or (flags & _FRAME and frame_size == DEFAULT_FRAME) or \
             (not length and tag):
         raise CorruptError("header flags are not canonical (corrupt header)")
-    if not 1 <= frame_size <= MAX_FRAME:
-        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
-    if length and (not alphabet or alphabet != bytes(sorted(set(alphabet))) or
-                   _shortest(alphabet) != (tag, code)):
-        raise CorruptError("header alphabet is not in its shortest code (corrupt header)")
+    _check_frame_and_alphabet(frame_size, length, alphabet,
+                              lambda: _shortest(alphabet) == (tag, code))
     header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
                           dictionary)
     return header, end + _CHECK.size
@@ -442,10 +434,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     if options > _OPTION_SEED | _OPTION_FRAME:
         raise CorruptError(f"header options {options:#04x} name no field (corrupt header)")
     level = flags & _LEVEL_MASK
-    if level:
-        config = bytes([level])
-    else:
-        config = r.take(r.varint("config length", MAX_CONFIG_BYTES))
+    config = _read_config(r, level)
     dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
     seed = r.varint("seed", (1 << 64) - 1) if options & _OPTION_SEED else 0
     length = r.varint("length", MAX_LENGTH)
@@ -456,10 +445,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     alphabet = _read_alphabet_field(r, code) if length else b""
     field = bytes(buf[field_start:r.at])
     (crc,) = _CRC.unpack(r.take(4)) if length else (0,)
-    end = r.at
-    (check,) = _CHECK.unpack(r.take(2))
-    if zlib.crc32(bytes(buf[offset:end])) & 0xFFFF != check:
-        raise CorruptError("header checksum mismatch (corrupt header)")
+    end = _read_check(r, buf, offset)
     # Only the canonical form is a header: one spelling per stream, so no field is ignored.
     if (flags & _MODEL and model_id == FOLDED_MODEL_ID) or (flags & _OPTIONS and not options) \
             or (options & _OPTION_SEED and not seed) or \
@@ -467,14 +453,40 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
             (not length and code) or (not level and len(config) == 1 and
                                       1 <= config[0] <= _LEVEL_MASK):
         raise CorruptError("header flags are not canonical (corrupt header)")
-    if not 1 <= frame_size <= MAX_FRAME:
-        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
-    if length and (not alphabet or alphabet != bytes(sorted(set(alphabet))) or
-                   alphabet_field(alphabet) != (code, field)):
-        raise CorruptError("header alphabet is not in its shortest code (corrupt header)")
+    _check_frame_and_alphabet(frame_size, length, alphabet,
+                              lambda: alphabet_field(alphabet) == (code, field))
     header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
                           dictionary)
     return header, end + _CHECK.size
+
+
+def _read_config(r: "_Reader", level: int) -> bytes:
+    """A compact header's config: the preset's one byte when the flags name a level, else
+    its length-prefixed fields."""
+    if level:
+        return bytes([level])
+    return r.take(r.varint("config length", MAX_CONFIG_BYTES))
+
+
+def _read_check(r: "_Reader", buf: bytes | bytearray, offset: int) -> int:
+    """Read a compact header's 16-bit check of every byte from ``offset`` up to here, and
+    return where the checked bytes end.  CorruptError on a mismatch."""
+    end = r.at
+    (check,) = _CHECK.unpack(r.take(2))
+    if zlib.crc32(bytes(buf[offset:end])) & 0xFFFF != check:
+        raise CorruptError("header checksum mismatch (corrupt header)")
+    return end
+
+
+def _check_frame_and_alphabet(frame_size: int, length: int, alphabet: bytes,
+                              shortest: Callable[[], bool]) -> None:
+    """The checks every compact header ends with: a frame size in range, and an alphabet
+    sorted, without repeats and spelled in its version's shortest code (``shortest()``)."""
+    if not 1 <= frame_size <= MAX_FRAME:
+        raise CorruptError(f"header declares a frame size of {frame_size} symbols")
+    if length and (not alphabet or alphabet != bytes(sorted(set(alphabet))) or
+                   not shortest()):
+        raise CorruptError("header alphabet is not in its shortest code (corrupt header)")
 
 
 def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader, int]:

@@ -228,17 +228,10 @@ def _read_exact(src: IO[bytes], n: int) -> bytes:
     return b"".join(parts)
 
 
-# Model families whose bit predictions learn the bits of the byte itself better than those of
-# an index into the values present (issue 20: cm -6 codes 1 MB of text 0.86% smaller over the
-# values 0..top than over the 87 values present, the Canterbury texts 0.3-1.0%; ctw gains
-# on four of five texts, order2 loses a little): they code over 0..top, which the header
-# spells in a byte (all 256 values in none) where the values present took 9-14 bytes.
-BYTE_CODED = frozenset({"cm"})
-
-
 def coding_alphabet(model: str, alphabet: bytes) -> bytes:
     """The values a stream of ``model`` codes over, given those its data holds
-    (``alphabet``, sorted): 0 to the highest for a family of ``BYTE_CODED`` when that costs
+    (``alphabet``, sorted): 0 to the highest for a family whose config says ``CODES_BYTES``
+    (it learns the bits of the byte itself better than an index's) when that costs
     at most one more binary decision per symbol than the values present, else ``alphabet``
     (one value: its frames are empty; a few scattered ones: 0..top would slow the coding).
 
@@ -248,7 +241,8 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
         >>> [coding_alphabet(m, a) for m, a in (("cm", b"ACGT"), ("order2", b"abc"), ("cm", b"a"))]
         [b'ACGT', b'abc', b'a']
     """
-    if model not in BYTE_CODED or len(alphabet) < 2:
+    if not getattr(spec_by_name(model).config_class, "CODES_BYTES", False) or \
+            len(alphabet) < 2:
         return alphabet
     top = alphabet[-1]
     if top.bit_length() > (len(alphabet) - 1).bit_length() + 1:

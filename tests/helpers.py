@@ -43,3 +43,28 @@ def run_python(script: str, *args: str, timeout: float = 600) -> subprocess.Comp
     result holds its stdout and stderr as text."""
     return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
                           timeout=timeout)
+
+
+def busy_worker_killer(client, task_prefix: str = ""):
+    """A thread (not started) that SIGKILLs the first worker of the Dask ``client``'s cluster
+    found busy with a task whose key starts with ``task_prefix``, 0.3 s into it (within 60 s),
+    and the list it fills with that worker's address."""
+    import signal
+    import threading
+    import time
+
+    pids = client.run(os.getpid)
+    killed: list = []
+
+    def kill():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            busy = [w for w, keys in client.processing().items()
+                    if any(str(key).startswith(task_prefix) for key in keys)]
+            if busy:
+                time.sleep(0.3)  # inside the task
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(busy[0])
+            time.sleep(0.05)
+
+    return threading.Thread(target=kill), killed

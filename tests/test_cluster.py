@@ -2,16 +2,15 @@
 processes: the same bytes (and rows) as local processes, whatever runs them."""
 import io
 import os
-import signal
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
 import seqzip
 from seqzip import bench, corpora
+
+from tests.helpers import busy_worker_killer
 
 distributed = pytest.importorskip("distributed")
 
@@ -64,20 +63,7 @@ def test_old_multi_stream_outputs_decode_on_the_cluster(cluster):
 def test_a_worker_killed_mid_run_gives_the_same_output_or_none(cluster):
     data = corpora.generate("text", 600_000, seed=12).data
     options = dict(model="cm", level=1, processes=4)  # pieces of a second or more each
-    pids = cluster.run(os.getpid)
-    killed = []
-
-    def kill_a_busy_worker():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not killed:
-            busy = [w for w, keys in cluster.processing().items() if keys]
-            if busy:
-                time.sleep(0.3)  # inside the piece
-                os.kill(pids[busy[0]], signal.SIGKILL)
-                killed.append(busy[0])
-            time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_a_busy_worker)
+    killer, killed = busy_worker_killer(cluster)
     killer.start()
     out = io.BytesIO()
     seqzip.compress_file(io.BytesIO(data), out, scheduler=cluster, **options)

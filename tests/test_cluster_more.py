@@ -13,6 +13,8 @@ from seqzip import corpora
 from seqzip.cli import cli
 from seqzip.research import training
 
+from tests.helpers import busy_worker_killer
+
 distributed = pytest.importorskip("distributed")
 
 TEXT = corpora.generate("text", 3000, seed=3).data
@@ -241,30 +243,12 @@ def test_max_memory_counts_the_two_models_of_a_piece_set(cluster, tmp_path):
 
 
 def test_a_worker_killed_during_r_gives_the_local_outputs(cluster, seqzip_cli, tmp_path):
-    import signal
-    import threading
-    import time
-
     local, remote = tmp_path / "local", tmp_path / "remote"
     for root in (local, remote):
         root.mkdir()
         for i in range(4):  # about a second of cm -1 each
             (root / f"{i}.txt").write_bytes(corpora.generate("text", 120_000, seed=i).data)
-    pids = cluster.run(os.getpid)
-    killed = []
-
-    def kill_a_busy_worker():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not killed:
-            busy = [w for w, keys in cluster.processing().items()
-                    if any(key.startswith("_compress_task") for key in keys)]
-            if busy:
-                time.sleep(0.3)  # inside the file
-                os.kill(pids[busy[0]], signal.SIGKILL)
-                killed.append(busy[0])
-            time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_a_busy_worker)
+    killer, killed = busy_worker_killer(cluster, "_compress_task")
     killer.start()
     result, _ = seqzip_cli("-r", "-q", "--model", "cm", "-1", "--scheduler",
                            cluster.scheduler.address, remote)

@@ -100,7 +100,8 @@ SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_OR
              "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET}
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
-              symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS)
+              symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
+              image_maps=IMAGE_MAPS, image_bits=IMAGE_BITS)
 # what ``checks.check_spec`` checks a spec against besides the config's bounds
 SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
                    gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
