@@ -3,7 +3,7 @@
 per file, the total, bits per character and CPU speed both ways, beside paq8px -8's published
 sizes and PPMd order 6 (when ``pyppmd`` is installed).
 
-    python benchmarks/canterbury.py [--levels 1,6,9] [--files alice29.txt,ptt5]
+    python benchmarks/canterbury.py [--levels 1,6,9] [--files alice29.txt,ptt5,/any/path]
         [--set text=1 --set aligned=1] [--prefix 200000] [--no-decode] [--ablate] [--json out]
 
 ``--set field=value`` overrides a cm config field at every level (an int, then a float, else a
@@ -106,6 +106,13 @@ def measure(data: bytes, config: CMConfig, level: int, decode: bool) -> dict:
     return {"bytes": size, "stream": len(stream), "enc_cpu": t_enc, "dec_cpu": t_dec}
 
 
+def read(name: str, prefix: int | None) -> bytes:
+    """A Canterbury file by name, or any file by its path (a name holding a "/")."""
+    path = name if "/" in name else os.path.join(DIR, "canterbury", name)
+    with open(path, "rb") as f:
+        return f.read()[:prefix]
+
+
 def ppmd6(data: bytes):
     try:
         import pyppmd
@@ -126,14 +133,13 @@ def run_level(level: int, files: list[str], overrides: dict, prefix: int | None,
           f"{'ppmd6':>8} {'enc KB/s':>8} {'dec KB/s':>8}")
     rows = []
     for name in files:
-        with open(os.path.join(DIR, "canterbury", name), "rb") as f:
-            data = f.read()[:prefix]
-        r = dict(measure(data, config, level, decode), file=name, level=level, n=len(data),
+        data = read(name, prefix)
+        r = dict(measure(data, config, level, decode), file=os.path.basename(name), level=level, n=len(data),
                  ppmd6=ppmd6(data))
-        paq = PAQ8PX_8[name] if prefix is None or prefix >= len(data) else None
+        paq = PAQ8PX_8.get(name) if prefix is None or prefix >= len(data) else None
         r["paq8px"] = paq
         rows.append(r)
-        print(f"{name:<13} {len(data):>8} {r['bytes']:>8} {8 * r['bytes'] / len(data):6.3f} "
+        print(f"{os.path.basename(name)[:13]:<13} {len(data):>8} {r['bytes']:>8} {8 * r['bytes'] / len(data):6.3f} "
               f"{paq or '-':>8} {(r['bytes'] / paq - 1) if paq else 0:>+7.1%} "
               f"{r['ppmd6'] or '-':>8} {kbs(len(data), r['enc_cpu'])} "
               f"{kbs(len(data), r['dec_cpu'])}", flush=True)
@@ -154,13 +160,12 @@ def run_ablation(level: int, files: list[str], overrides: dict, prefix: int | No
     config = config_for(level, overrides)
     datas = {}
     for name in files:
-        with open(os.path.join(DIR, "canterbury", name), "rb") as f:
-            datas[name] = f.read()[:prefix]
+        datas[name] = read(name, prefix)
     base = {name: measure(d, config, level, False) for name, d in datas.items()}
     n = sum(len(d) for d in datas.values())
     print(f"\nablation at level {level}: each group removed (+ bytes = what it gains; "
           f"cpu = the share of the time it takes)")
-    print(f"{'removed':<15} " + " ".join(f"{name[:12]:>12}" for name in files) +
+    print(f"{'removed':<15} " + " ".join(f"{os.path.basename(name)[:12]:>12}" for name in files) +
           f" {'total':>9} {'bpc':>7} {'cpu':>6}")
     base_cpu = sum(r["enc_cpu"] for r in base.values())
     print(f"{'(none)':<15} " + " ".join(f"{base[f]['bytes']:>12}" for f in files) +
