@@ -4,11 +4,15 @@ A stream is a header followed by frames (``seqzip.container``).  All integers ar
 little-endian; varints are 7 bits a byte, low first, minimal.
 
 Header (``VERSION`` 8; version 9 is version 8 with a ``dictionary`` field after the config,
-written only for streams coded from a model file, ``--dict``)::
+written only for streams coded from a model file, ``--dict``; versions 10 and 11 are 8 and 9
+for a config that is a preset of id 16-30, named by the flags' level bits as its id less 15,
+``terse_version``: a preset added after the four bits ran out costs no header byte, and a
+build that reads only 8 and 9 says the version is new instead of misreading the id)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
-    flags        1  bits 0-3: the level of a preset config, 0 when the config follows;
+    flags        1  bits 0-3: the preset id of a preset config (versions 10-11: the id less
+                    15), 0 when the config follows;
                     bits 4-5: the alphabet's code (below); bit 6: a model id follows (else
                     the model is cm, ``FOLDED_MODEL_ID``); bit 7: an options byte follows
     model_id     1  when flagged: the model family (see seqzip.models), never cm's
@@ -79,9 +83,11 @@ MAGIC = b"\xb7SQZ"
 VERSION = 8
 DICTIONARY_VERSION = 9  # a stream coded from a model file (its hash follows the config)
 COMPACT = 6  # the first version with compact headers and frame heads (6 and later)
-TERSE = 8  # the first version with the header above (8 and 9)
-READABLE = (2, 3, 4, 5, 6, 7, 8, 9)  # format versions this build decodes
-WITH_DICTIONARY = (5, 7, 9)
+TERSE = 8  # the first version with the header above (8-11)
+HIGH_PRESETS = 10  # version 8 whose config is a preset of id 16-30 (11: with a dictionary)
+READABLE = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)  # format versions this build decodes
+WITH_DICTIONARY = (5, 7, 9, 11)
+_HIGH_BASE = 15  # versions 10 and 11: the flags' level k names preset id 15 + k
 DICTIONARY_BYTES = 16
 FOLDED_MODEL_ID = 7  # cm: the model a version-8 header names without a model id byte
 MAX_CONFIG_BYTES = 4096
@@ -128,13 +134,20 @@ class StreamHeader:
     alphabet: bytes  # the byte values the model codes over (those present and maybe more), sorted
     crc32: int  # CRC-32 of the original data
     version: int = VERSION  # format version (the config's encoding depends on it)
-    dictionary: bytes = b""  # versions 5, 7 and 9: hash of the model file coding started from
+    dictionary: bytes = b""  # versions 5, 7, 9, 11: hash of the model file coding started from
+
+    def __post_init__(self) -> None:
+        # versions 8-11 are one layout: which of them is the config's (a preset of id 16-30
+        # takes 10, or 11 with a dictionary), so a header has one spelling
+        if self.version >= TERSE:
+            object.__setattr__(self, "version", terse_version(self.config,
+                                                              self.version in WITH_DICTIONARY))
 
     def pack(self) -> bytes:
         if (self.version in WITH_DICTIONARY) != bool(self.dictionary) or \
                 len(self.dictionary) not in (0, DICTIONARY_BYTES):
-            raise ValueError("a dictionary hash of 16 bytes goes with format versions 5, 7 and "
-                             "9 only")
+            raise ValueError("a dictionary hash of 16 bytes goes with format versions 5, 7, "
+                             "9 and 11 only")
         if self.version >= TERSE:
             return _pack_terse(self)
         if self.version >= COMPACT:
@@ -397,12 +410,25 @@ def _read_alphabet_field(r: _Reader, code: int) -> bytes:
     return _read_alphabet(r, tag)
 
 
+def terse_version(config: bytes, dictionary: bool) -> int:
+    """The version of a header of versions 8-11 (one layout): 10 when the config is a preset
+    of id 16-30 (its id less 15 in the flags), else 8; one more with a dictionary.
+
+        >>> terse_version(b"\x0b", False), terse_version(b"\x10", False), terse_version(b"\x10", True)
+        (8, 10, 11)
+    """
+    high = len(config) == 1 and _HIGH_BASE < config[0] <= _HIGH_BASE + _LEVEL_MASK
+    return (HIGH_PRESETS if high else VERSION) + bool(dictionary)
+
+
 def _pack_terse(h: StreamHeader) -> bytes:
     if bool(h.length) != bool(h.alphabet) or (not h.length and h.crc32):
         raise ValueError("an alphabet and a CRC-32 go with a non-empty stream only")
     pack_varint = _varints().pack_varint
     config = h.config
-    level = config[0] if len(config) == 1 and 1 <= config[0] <= _LEVEL_MASK else 0
+    base = _HIGH_BASE if h.version >= HIGH_PRESETS else 0
+    level = config[0] - base if len(config) == 1 and 1 <= config[0] - base <= _LEVEL_MASK \
+        else 0
     code, field = alphabet_field(h.alphabet) if h.length else (_ALL, b"")
     options = (_OPTION_SEED if h.seed else 0) | \
         (_OPTION_FRAME if h.frame_size != DEFAULT_FRAME else 0)
@@ -434,7 +460,8 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     if options > _OPTION_SEED | _OPTION_FRAME:
         raise CorruptError(f"header options {options:#04x} name no field (corrupt header)")
     level = flags & _LEVEL_MASK
-    config = _read_config(r, level)
+    high = version >= HIGH_PRESETS
+    config = _read_config(r, level + _HIGH_BASE if high and level else level)
     dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
     seed = r.varint("seed", (1 << 64) - 1) if options & _OPTION_SEED else 0
     length = r.varint("length", MAX_LENGTH)
@@ -450,8 +477,8 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     if (flags & _MODEL and model_id == FOLDED_MODEL_ID) or (flags & _OPTIONS and not options) \
             or (options & _OPTION_SEED and not seed) or \
             (options & _OPTION_FRAME and frame_size == DEFAULT_FRAME) or \
-            (not length and code) or (not level and len(config) == 1 and
-                                      1 <= config[0] <= _LEVEL_MASK):
+            (not length and code) or (high and not level) or \
+            (not level and len(config) == 1 and 1 <= config[0] <= _HIGH_BASE + _LEVEL_MASK):
         raise CorruptError("header flags are not canonical (corrupt header)")
     _check_frame_and_alphabet(frame_size, length, alphabet,
                               lambda: alphabet_field(alphabet) == (code, field))

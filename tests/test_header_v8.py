@@ -157,6 +157,24 @@ def test_any_header_round_trips(model_id, level, seed, length, frame_size, value
             parse_header(packed[:cut])
 
 
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_a_preset_of_id_16_to_30_is_version_10_at_no_cost_in_bytes(dictionary):
+    """Versions 10 and 11: 8 and 9 for a preset id of 16-30 (the flags' level bits, id - 15);
+    the version follows from the config, so each header has one spelling."""
+    extra = dict(dictionary=bytes(range(16))) if dictionary else {}
+    for preset_id in range(1, 31):
+        h = StreamHeader(CM, bytes([preset_id]), 0, 4096, container.DEFAULT_FRAME,
+                         bytes(range(123)), 1, 8 + dictionary, **extra)
+        assert h.version == (10 if preset_id > 15 else 8) + dictionary
+        packed = h.pack()
+        assert packed[4] == h.version and packed[5] & 0x0F == (preset_id - 1) % 15 + 1
+        assert len(packed) == 15 + 16 * dictionary
+        assert parse_header(packed) == (h, len(packed))
+    # a version given for another config is the config's own
+    assert StreamHeader(CM, b"\x0b", 0, 1, 8, b"a", 0, 10).version == 8
+    assert StreamHeader(CM, b"\x11", 0, 1, 8, b"a", 0, 8).version == 10
+
+
 def test_an_alphabet_or_a_crc_without_data_is_refused():
     for bad in (dict(length=0, alphabet=b"a", crc32=0), dict(length=1, alphabet=b"", crc32=0),
                 dict(length=0, alphabet=b"", crc32=5)):
@@ -263,6 +281,12 @@ def _bad_headers():
         ("crc32 of the data", forge(10 | 0x10, length + TOP + bytes(4)), "checksum"),
         ("model id 200", forge(10 | 0x10 | 0x40, b"\xc8" + top), "model id 200"),
         ("dictionary stream with no file", forge(10 | 0x10, bytes(16) + top, 9), "model file"),
+        ("preset 16 spelled in version 8", forge(0x10, b"\x01\x10" + top), "canonical"),
+        ("version 10 with its config spelled", forge(0x10, b"\x01\x10" + top, 10),
+         "canonical"),
+        ("version 10 with a config", forge(0x10, b"\x03\x00\x01\x00" + top, 10),
+         "canonical"),
+        ("version 10, preset 30 (none)", forge(15 | 0x10, top, 10), "config"),
     ]
 
 
@@ -320,8 +344,9 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed = bytearray(seqzip.compress(TEXT, 1))
-    packed[4] = 10
-    with pytest.raises(seqzip.UnsupportedVersionError, match="versions 2, 3, 4, 5, 6, 7, 8, 9"):
+    packed[4] = 12
+    with pytest.raises(seqzip.UnsupportedVersionError,
+                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11"):
         seqzip.decompress(bytes(packed))
 
 
