@@ -194,15 +194,15 @@ def preset_by_id(cls: type[C], preset_id: int) -> C:
 
 def preset_ids(cls: type) -> frozenset[int]:
     """The one-byte preset ids a header of family ``cls`` may hold: the levels, and the ids of
-    presets changed since their first streams (``PRESET_IDS``: level -> id, at most 15 so that
-    the compact header's flags hold it).
+    presets changed since their first streams (``PRESET_IDS``: level -> id; ``PRESETS``: every
+    id; at most 30 so that the terse header's flags hold it, ``seqzip.header.terse_version``).
 
         >>> from seqzip.models.order2 import Order2Config
         >>> sorted(preset_ids(Order2Config))
         [1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
     return frozenset(LEVELS) | frozenset(getattr(cls, "PRESET_IDS", {}).values()) | \
-        frozenset(getattr(cls, "VARIANT_IDS", {}))
+        frozenset(getattr(cls, "VARIANT_IDS", {})) | frozenset(getattr(cls, "PRESETS", {}))
 
 
 def levels_of_config(cls: type[C], config: C) -> list[int]:
@@ -213,9 +213,11 @@ def levels_of_config(cls: type[C], config: C) -> list[int]:
         >>> levels_of_config(Order2Config, Order2Config.for_level(6))
         [5, 6]
     """
-    variants = {level for preset_id, (level, _) in getattr(cls, "VARIANT_IDS", {}).items()
-                if preset_by_id(cls, preset_id) == config}
-    return [level for level in LEVELS if level in variants or preset(cls, level) == config]
+    ids = getattr(cls, "PRESET_IDS", {})
+    varied = {base for preset_id, (base, _) in getattr(cls, "VARIANT_IDS", {}).items()
+              if preset_by_id(cls, preset_id) == config}
+    return [level for level in LEVELS
+            if ids.get(level, level) in varied or preset(cls, level) == config]
 
 
 # -- varints: 7 bits a byte, low first, the top bit set on every byte but the last ----------
@@ -406,10 +408,7 @@ def config_to_header(cls: type[C], config: C, version: int = TYPED_VERSION) -> b
     for level in LEVELS:  # the first match: the presets above it need not be built
         if preset(cls, level) == config:
             return bytes([renumbered.get(level, level)])
-    for level in renumbered:  # a preset of old streams: its old id
-        if preset_by_id(cls, level) == config:
-            return bytes([level])
-    for preset_id in getattr(cls, "VARIANT_IDS", {}):  # a level's variant for some data
+    for preset_id in sorted(preset_ids(cls)):  # an old preset, or a variant for some data
         if preset_by_id(cls, preset_id) == config:
             return bytes([preset_id])
     return b"\x00" + (config_to_fields(config) if version >= TYPED_VERSION

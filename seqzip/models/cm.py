@@ -103,21 +103,22 @@ class CMConfig:
 
     # Fields added after streams existed: left out of the header while at their defaults.
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text")
-    # Levels whose presets changed (issue 20) -> the header's preset id for the new preset
-    # (at most 15: the compact header's flags hold it); ids 1-9 name FIRST_PRESETS.
-    PRESET_IDS: ClassVar[dict[int, int]] = {1: 10, 6: 11, 9: 12}
+    # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
+    # ids 1-9 the first presets, so a level not listed is its own first preset).
+    PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
     # The stream codes over the byte values 0..top (seqzip.session.coding_alphabet), so the
     # bit decisions are the byte's own bits, which cm learns better than an index's into the
     # values present (issue 20: cm -6 codes 1 MB of text 0.86% smaller, the Canterbury texts
     # 0.3-1.2%; ctw gains on four of five texts, order2 loses a little, so only cm does it);
     # the header spells 0..top in a byte where the values present took 9-14.
     CODES_BYTES: ClassVar[bool] = True
-    # Presets a level turns into for some data (``for_data``), each a header id of its own:
-    # id -> (level, the fields it changes).  Levels 6 and 9 on binary data (a zero byte in
-    # it) add the 1-bit image expert, which is bit-level 2-D context for any record-structured
-    # binary (ptt5 -11%, sum -1.3%, kennedy.xls -1.6%) and costs text ratio and time.
-    VARIANT_IDS: ClassVar[dict[int, tuple[int, dict]]] = {13: (6, {"image": 1}),
-                                                          14: (9, {"image": 1})}
+    # Presets a preset turns into for some data (``for_data``), each a header id of its own:
+    # id -> (the preset's id, the fields it changes).  The presets of levels 6 and 9 on binary
+    # data (a zero byte in it) add the 1-bit image expert, which is bit-level 2-D context for
+    # any record-structured binary (ptt5 -11%, sum -1.3%, kennedy.xls -1.6%) and costs text
+    # ratio and time.
+    VARIANT_IDS: ClassVar[dict[int, tuple[int, dict]]]
+    PRESETS: ClassVar[dict[int, dict]]
 
     def __post_init__(self) -> None:
         orders = [v for v in self.orders.split(",") if v] if self.orders else []
@@ -194,20 +195,15 @@ class CMConfig:
     @classmethod
     def for_preset_id(cls, preset_id: int) -> "CMConfig":
         """The config a header's preset id names (``seqzip.models.base.preset_by_id``): ids
-        1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels.
+        1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
+        every id in ``PRESETS`` (which only grows).
 
             >>> CMConfig.for_preset_id(11) == CMConfig.for_level(6) != CMConfig.for_preset_id(6)
             True
         """
-        if preset_id in FIRST_PRESETS:
-            return cls(**FIRST_PRESETS[preset_id])
-        if preset_id in cls.VARIANT_IDS:
-            level, changes = cls.VARIANT_IDS[preset_id]
-            return cls(**dict(LEVELS[level], **changes))
-        levels = [level for level, i in cls.PRESET_IDS.items() if i == preset_id]
-        if not levels:
+        if preset_id not in PRESETS:
             raise ValueError(f"no preset id {preset_id}")
-        return cls.for_level(levels[0])
+        return cls(**PRESETS[preset_id])
 
     def for_data(self, present: bytes) -> "CMConfig":
         """The config to code data holding the byte values ``present`` with: a level preset
@@ -221,8 +217,8 @@ class CMConfig:
         """
         if not present or present[0] != 0:
             return self
-        for preset_id, (level, changes) in self.VARIANT_IDS.items():
-            if self == preset(CMConfig, level):  # the presets built once (models.base)
+        for preset_id, (base_id, changes) in self.VARIANT_IDS.items():
+            if self == preset_by_id(CMConfig, base_id):  # the presets built once (models.base)
                 return preset_by_id(CMConfig, preset_id)
         return self
 
@@ -298,20 +294,27 @@ FIRST_PRESETS: dict[int, dict] = {  # what preset ids 1-9 name in every stream: 
     9: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
             history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=96)),
 }
-# Issue 20 (benchmarks/canterbury.py): level 1 adds record contexts with the scored record
-# length (Canterbury 423,412 -> 378,676 bytes, about 10% more CPU time on text); level 6 adds the
-# scored record length, column, text and aligned contexts and drops the GLNN (337,357 bytes with
-# it, +148 without, 44% of the time); level 9 adds the same contexts and keeps its mLSTM.
-# The levels whose presets changed since, each under a new preset id
-# (CMConfig.PRESET_IDS); ids 1-9 keep naming FIRST_PRESETS, so old streams decode as written.
-LEVELS: dict[int, dict] = dict(FIRST_PRESETS)
-LEVELS.update({
-    1: dict(FIRST_PRESETS[1], record=2),
-    # no GLNN: on Canterbury it gained 148 bytes of 337,357 (0.0004 bpc) for 44% of the time
-    6: dict(FIRST_PRESETS[6], record=2, text=1, aligned=1, columns=1, network="",
-            network_config=""),
-    9: dict(FIRST_PRESETS[9], record=2, text=1, aligned=1, columns=1),
+# Every preset id streams name -> its fields: append-only (a changed level takes a new id,
+# ``CMConfig.PRESET_IDS``, and the old id keeps naming the old preset, so old streams decode as
+# written; tests/test_container.py pins them all).
+PRESETS: dict[int, dict] = dict(FIRST_PRESETS)
+PRESETS.update({
+    # Issue 20 (benchmarks/canterbury.py): level 1 adds record contexts with the scored record
+    # length (Canterbury 423,412 -> 378,676 bytes, about 10% more CPU time on text); level 6
+    # adds the scored record length, column, text and aligned contexts and drops the GLNN
+    # (337,357 bytes with it, +148 without, 44% of the time: 0.0004 bpc); level 9 adds the
+    # same contexts and keeps its mLSTM.
+    10: dict(FIRST_PRESETS[1], record=2),
+    11: dict(FIRST_PRESETS[6], record=2, text=1, aligned=1, columns=1, network="",
+             network_config=""),
+    12: dict(FIRST_PRESETS[9], record=2, text=1, aligned=1, columns=1),
 })
+# preset id -> (the id of the preset it varies, its changes): see CMConfig.VARIANT_IDS
+VARIANTS: dict[int, tuple[int, dict]] = {13: (11, {"image": 1}), 14: (12, {"image": 1})}
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in VARIANTS.items()})
+LEVEL_IDS = {1: 10, 6: 11, 9: 12}  # CMConfig.PRESET_IDS: a level -> its preset's id today
+LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
+CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS
 
 
 class CMModel(Model):
