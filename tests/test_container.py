@@ -134,11 +134,25 @@ def as_version_3(stream: bytes) -> bytes:
     return out
 
 
-# cm's renumbered presets (issue 20), format 6: preset id, size and SHA-256 (as pinned above).
-GOLDEN_STREAMS_RENUMBERED = {
-    ("cm", 1): (10, 76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
-    ("cm", 6): (11, 72, "1216da717b2b8dd0046ed33be9483e57cd2b2d8e3a5fcdaf76ca126720ff0139"),
-    ("cm", 9): (12, 72, "d696ef7ef14748f31799175a4ca8b6e970734846954468f3d5c8f0c83b2cd61f"),
+# cm's presets of ids beyond 9 (issue 20 and later: ``models.cm.PRESETS``), seed 1, on the
+# golden input x 20, coded by the preset itself (not its variant for binary data): preset id ->
+# size and SHA-256 of the stream in format 8 (10 for ids 16-30), and in format 6 for the ids
+# its four flag bits can name.
+GOLDEN_STREAMS_LATER = {
+    ("cm", 10): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
+    ("cm", 11): (72, "f68d56004a58079876b8c242da304d0c91d8a26922e7581bd8c60c2a8418d1a2"),
+    ("cm", 12): (72, "55c9056368843e1f49db87f8654a2e6a9f44f5ceb496dc94d0d194a56732617d"),
+}
+GOLDEN_STREAMS_LATER_V6 = {
+    ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
+    ("cm", 11): (72, "1216da717b2b8dd0046ed33be9483e57cd2b2d8e3a5fcdaf76ca126720ff0139"),
+    ("cm", 12): (72, "d696ef7ef14748f31799175a4ca8b6e970734846954468f3d5c8f0c83b2cd61f"),
+}
+# The presets' variants for binary data (``VARIANT_IDS``: levels 6 and 9 with the 1-bit image
+# expert), the same way: preset id -> size and SHA-256.
+GOLDEN_STREAMS_VARIANTS = {
+    ("cm", 13): (72, "157c0ec789462dd38659d6d7da63e511fae0126be6bd87e7d748643f92f55653"),
+    ("cm", 14): (68, "879ea5f89fbf054bdb5743edfacbe469439f615a3bcfa6519e0e97cc502ad040"),
 }
 
 
@@ -151,48 +165,49 @@ def first_preset_stream(data: bytes, model: str, level: int) -> bytes:
     return out.getvalue()
 
 
-# The same streams in format 8: size and SHA-256 (as_version_6 of each is the stream above).
-GOLDEN_STREAMS_RENUMBERED_V8 = {
-    ("cm", 1): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
-    ("cm", 6): (72, "f68d56004a58079876b8c242da304d0c91d8a26922e7581bd8c60c2a8418d1a2"),
-    ("cm", 9): (72, "55c9056368843e1f49db87f8654a2e6a9f44f5ceb496dc94d0d194a56732617d"),
-}
-
-
-# Levels 6 and 9 on binary data (a zero byte): their variants with the 1-bit image expert,
-# preset ids 13 and 14, format 8: preset id, size and SHA-256.
-GOLDEN_STREAMS_VARIANTS = {
-    ("cm", 6): (13, 72, "157c0ec789462dd38659d6d7da63e511fae0126be6bd87e7d748643f92f55653"),
-    ("cm", 9): (14, 68, "879ea5f89fbf054bdb5743edfacbe469439f615a3bcfa6519e0e97cc502ad040"),
-}
-
-
-@pytest.mark.parametrize("model, level", sorted(GOLDEN_STREAMS_VARIANTS))
-def test_golden_streams_of_level_variants(model, level):
-    data = GOLDEN_INPUT * 20
-    assert 0 in data
-    packed = seqzip.compress(data, model=model, level=level, seed=1)
-    header = container.parse_header(packed)[0]
-    assert (header.config[0], len(packed), hashlib.sha256(packed).hexdigest()) == \
-        GOLDEN_STREAMS_VARIANTS[model, level]
-    assert seqzip.decompress(packed) == data
-
-
-@pytest.mark.parametrize("model, level", sorted(GOLDEN_STREAMS_RENUMBERED))
-def test_golden_streams_of_renumbered_presets(model, level, monkeypatch):
-    # the golden input holds a zero byte: levels 6 and 9 would take their variant for binary
-    # data (pinned below); here the level's own preset codes it, as it did when pinned
+@pytest.mark.parametrize("model, preset_id", sorted(GOLDEN_STREAMS_LATER))
+def test_golden_streams_of_later_presets(model, preset_id, monkeypatch):
+    # the golden input holds a zero byte: the presets of levels 6 and 9 would take their
+    # variant for binary data (pinned below); here the preset itself codes it
     monkeypatch.setattr(seqzip.session, "coding_config", lambda config, present: config)
     data = GOLDEN_INPUT * 20
-    packed = seqzip.compress(data, model=model, level=level, seed=1)
+    packed = first_preset_stream(data, model, preset_id)
+    header = container.parse_header(packed)[0]
+    assert header.config == bytes([preset_id]) and header.version == (8 if preset_id < 16
+                                                                       else 10)
     assert (len(packed), hashlib.sha256(packed).hexdigest()) == \
-        GOLDEN_STREAMS_RENUMBERED_V8[model, level]
+        GOLDEN_STREAMS_LATER[model, preset_id]
     assert seqzip.decompress(packed) == data
-    v6 = as_version_6(packed)
-    header = container.parse_header(v6)[0]
-    assert (header.config[0], len(v6), hashlib.sha256(v6).hexdigest()) == \
-        GOLDEN_STREAMS_RENUMBERED[model, level]
-    assert seqzip.decompress(v6) == data
+    if (model, preset_id) in GOLDEN_STREAMS_LATER_V6:
+        v6 = as_version_6(packed)
+        assert (len(v6), hashlib.sha256(v6).hexdigest()) == \
+            GOLDEN_STREAMS_LATER_V6[model, preset_id]
+        assert seqzip.decompress(v6) == data
+
+
+@pytest.mark.parametrize("model, preset_id", sorted(GOLDEN_STREAMS_VARIANTS))
+def test_golden_streams_of_variants(model, preset_id):
+    data = GOLDEN_INPUT * 20
+    assert 0 in data
+    packed = first_preset_stream(data, model, preset_id)
+    assert container.parse_header(packed)[0].config == bytes([preset_id])
+    assert (len(packed), hashlib.sha256(packed).hexdigest()) == \
+        GOLDEN_STREAMS_VARIANTS[model, preset_id]
+    assert seqzip.decompress(packed) == data
+
+
+@pytest.mark.parametrize("level", [1, 6, 9])
+def test_each_level_codes_as_its_pinned_preset(level):
+    """A level's stream is its preset's (pinned above), or on binary data its variant's."""
+    cls = MODELS["cm"].config_class
+    preset_id = cls.PRESET_IDS[level]
+    assert ("cm", preset_id) in GOLDEN_STREAMS_LATER
+    data = GOLDEN_INPUT * 20
+    variant = [i for i, (base, _) in cls.VARIANT_IDS.items() if base == preset_id]
+    assert all(("cm", i) in GOLDEN_STREAMS_VARIANTS for i in variant)
+    packed = seqzip.compress(data, model="cm", level=level, seed=1)
+    assert packed == first_preset_stream(data, "cm", (variant or [preset_id])[0])
+
 
 
 # The same streams in format 8: size and SHA-256 (as_version_6 of each is the format-6 stream).
@@ -235,17 +250,15 @@ PRESETS_SHA256 = "683ec7dd542a1cfcc6cd7cd89827534d583df964e5f8b79e2ebf378c4bc679
 PRESETS_SHA256_ADDED = {
     "relu-rnn": "9f75a27a7af4f185587680aa670feaa41ca8d58e242141cea56c00eca368edb0",
 }
-# Presets renumbered since (issue 20: cm's changed levels), by family: the ids beyond 9.
-# (cm's digest moved once, when CMConfig gained the image field: the JSON array of ids 10-12,
-# which already list the added fields, lists it too, at 0; their values did not change and
-# the streams of those levels on text are the same bytes.)
-PRESETS_SHA256_RENUMBERED = {
-    "cm": "c25d4ac0e31fff66436970c320c66a88dbbf621e64dca0ead9927ac2a7434da1",
-}
-# Level variants for some data (``VARIANT_IDS``: cm's levels 6 and 9 with the 1-bit image
-# expert, for binary data), by family.
-PRESETS_SHA256_VARIANTS = {
-    "cm": "73a95beb6b45f222ef355c5c2c5c06b5619939090f6fee57c794d589bc51d79d",
+# Presets added since under ids beyond 9 (cm's ``PRESETS`` table, which only grows), pinned by
+# the generation that added them so that a new one never moves an old digest: issue 20's
+# levels 1, 6, 9 (10-12), their binary variants with the 1-bit image expert (13-14).
+# (The first digest moved once, when CMConfig gained the image field: the JSON array of ids
+# 10-12, which already list the added fields, lists it too, at 0; their values did not change
+# and the streams of those presets on text are the same bytes.)
+PRESETS_SHA256_LATER = {
+    "cm": {(10, 11, 12): "c25d4ac0e31fff66436970c320c66a88dbbf621e64dca0ead9927ac2a7434da1",
+           (13, 14): "73a95beb6b45f222ef355c5c2c5c06b5619939090f6fee57c794d589bc51d79d"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
@@ -263,14 +276,15 @@ def test_level_presets_are_pinned():
     for name, digest in PRESETS_SHA256_ADDED.items():
         assert _presets_digest([name]) == digest, name
     for name, spec in MODELS.items():
-        ids = sorted(getattr(spec.config_class, "PRESET_IDS", {}).values())
-        assert bool(ids) == (name in PRESETS_SHA256_RENUMBERED), name
-        if ids:
-            assert _presets_digest([name], ids) == PRESETS_SHA256_RENUMBERED[name], name
-        variants = sorted(getattr(spec.config_class, "VARIANT_IDS", {}))
-        assert bool(variants) == (name in PRESETS_SHA256_VARIANTS), name
-        if variants:
-            assert _presets_digest([name], variants) == PRESETS_SHA256_VARIANTS[name], name
+        cls = spec.config_class
+        later = sorted(set(getattr(cls, "PRESETS", range(1, 10))) - set(range(1, 10)))
+        generations = PRESETS_SHA256_LATER.get(name, {})
+        assert later == sorted(i for ids in generations for i in ids), name
+        for ids, digest in generations.items():
+            assert _presets_digest([name], ids) == digest, (name, ids)
+        # today's levels and variants are among them
+        assert set(getattr(cls, "PRESET_IDS", {}).values()) | \
+            set(getattr(cls, "VARIANT_IDS", {})) <= set(later), name
 
 
 def small_stream(data=b"hello, hello, hello world " * 20, **kw):

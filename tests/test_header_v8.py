@@ -12,9 +12,10 @@ import seqzip
 from seqzip import container, corpora
 from seqzip.errors import CorruptError, SeqzipError, TruncatedError
 from seqzip.header import (FOLDED_MODEL_ID, NeedMoreData, StreamHeader, alphabet_codes,
-                           alphabet_field, parse_header)
+                           alphabet_field, parse_header, terse_version)
 from seqzip.models import DEFAULT_MODEL, MODELS, make_config
 from seqzip.models.base import config_to_header, pack_varint
+from seqzip.models.cm import CMConfig
 from seqzip.session import coding_alphabet
 
 from tests.helpers import canterbury_file
@@ -35,11 +36,20 @@ GOLDEN_TEXT_V8 = (
     "7e0a7c68f28f98d66bb80249dae5ab287fa75b2c930911e56d445b548c58683bd20f3db0ec5ddab2dd5341b5"
     "e5f0769866b5631327985870c0b31f6fd2f4b9add040c4d844a658b31391db508e44ed971a664813ba7ff163"
     "1d07c80e1fbe1d1c4bf6a3ca391132f9e005d65c1d90c6d2809a2cfdfbf79ad671efb056c108f76ce175")
-# cm at levels 6 and 9 on 12 KB of generated text: size and SHA-256.
+# cm's presets of levels 6 and 9 on 12 KB of generated text, by preset id (issue 20's 11 and
+# 12, format 8; the later ones, format 10): size and SHA-256.
 GOLDEN_TEXT_STREAMS_V8 = {
-    6: (2651, "8d1de6f9c4abafe7b9dc86ac236e3b45f93aa1958ba10b015ec79a4d9456604e"),
-    9: (2663, "edb5e59d21808425e98406e532a30a314e232f6cf699adfcf88fae3a99325320"),
+    11: (2651, "8d1de6f9c4abafe7b9dc86ac236e3b45f93aa1958ba10b015ec79a4d9456604e"),
+    12: (2663, "edb5e59d21808425e98406e532a30a314e232f6cf699adfcf88fae3a99325320"),
 }
+
+
+def cm_preset_10(data: bytes) -> bytes:
+    """``data`` coded by cm's level-1 preset of format 8 (id 10), as the goldens were pinned
+    (level 1 has a preset of id 16 since, so its streams are format 10)."""
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, config=CMConfig.for_preset_id(10))
+    return out.getvalue()
 
 
 def test_the_folded_model_is_cm_and_cm_is_the_default():
@@ -47,7 +57,7 @@ def test_the_folded_model_is_cm_and_cm_is_the_default():
 
 
 def test_golden_bytes_of_a_text_coded_over_0_to_its_top_value():
-    packed = seqzip.compress(TEXT, 1)
+    packed = cm_preset_10(TEXT)
     header, end = parse_header(packed)
     assert header.alphabet == bytes(range(max(TEXT) + 1)) and end == 15
     head = container.MAGIC + bytes([8, 10 | 1 << 4]) + pack_varint(len(TEXT)) + TOP \
@@ -57,12 +67,17 @@ def test_golden_bytes_of_a_text_coded_over_0_to_its_top_value():
     assert seqzip.decompress(bytes.fromhex(GOLDEN_TEXT_V8)) == TEXT
 
 
-@pytest.mark.parametrize("level", [6, 9])
-def test_golden_streams_of_cm_on_text(level):
+@pytest.mark.parametrize("preset_id", sorted(GOLDEN_TEXT_STREAMS_V8))
+def test_golden_streams_of_cm_on_text(preset_id):
     data = corpora.generate("text", 12_000, seed=5).data
-    packed = seqzip.compress(data, level)
-    assert (len(packed), hashlib.sha256(packed).hexdigest()) == GOLDEN_TEXT_STREAMS_V8[level]
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, config=CMConfig.for_preset_id(preset_id))
+    packed = out.getvalue()
+    assert (len(packed), hashlib.sha256(packed).hexdigest()) == \
+        GOLDEN_TEXT_STREAMS_V8[preset_id]
     assert seqzip.decompress(packed) == data
+    if preset_id in (CMConfig.PRESET_IDS[6], CMConfig.PRESET_IDS[9]):  # today's levels
+        assert packed in (seqzip.compress(data, 6), seqzip.compress(data, 9))
 
 
 # -- sizes -------------------------------------------------------------------------------------
@@ -194,8 +209,9 @@ INPUTS = [b"", b"x", b"\x00", b"\xff", b"a" * 1000, b"\x00" * 500, bytes(range(2
 def test_round_trips(model, level):
     for data in INPUTS:
         packed = seqzip.compress(data, level, model=model)
-        assert packed[4] == 8 and seqzip.decompress(packed) == data
         header = parse_header(packed)[0]
+        assert packed[4] == terse_version(header.config, False) and \
+            seqzip.decompress(packed) == data
         assert header.alphabet == coding_alphabet(model, bytes(sorted(set(data))))
 
 
@@ -242,7 +258,7 @@ def frames_of(packed: bytes) -> bytes:
 
 
 def test_a_forged_header_equal_to_the_real_one_decodes():
-    packed = seqzip.compress(TEXT, 1)
+    packed = cm_preset_10(TEXT)
     fields = pack_varint(len(TEXT)) + TOP + struct.pack("<I", zlib.crc32(TEXT))
     assert forge(10 | 1 << 4, fields) + frames_of(packed) == packed
 
@@ -292,7 +308,7 @@ def _bad_headers():
 
 @pytest.mark.parametrize("name, header, message", _bad_headers(), ids=lambda v: str(v)[:30])
 def test_every_terse_header_field_is_checked(name, header, message):
-    frames = frames_of(seqzip.compress(TEXT, 1))
+    frames = frames_of(cm_preset_10(TEXT))
     with pytest.raises(SeqzipError, match=message):
         seqzip.decompress(header + frames)
 
@@ -301,7 +317,7 @@ def _streams():
     out = io.BytesIO()
     seqzip.compress_file(io.BytesIO(TEXT), out, model="order2", seed=7, frame_size=50,
                          config=type(make_config("order2", 1))(count_limit=77))
-    return {"cm text": seqzip.compress(TEXT, 1),
+    return {"cm text": cm_preset_10(TEXT),
             "cm binary": seqzip.compress(bytes(range(256)), 1), "empty": seqzip.compress(b""), "one value": seqzip.compress(b"z" * 40, 1),
             "order2 options": out.getvalue()}
 
@@ -343,7 +359,7 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
-    packed = bytearray(seqzip.compress(TEXT, 1))
+    packed = bytearray(cm_preset_10(TEXT))
     packed[4] = 12
     with pytest.raises(seqzip.UnsupportedVersionError,
                        match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11"):
