@@ -100,9 +100,12 @@ class CMConfig:
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
     image: int = 0  # 1: the 1-bit image expert (pixels from the rows above: the record length)
+    aligned16: int = 0  # a bit mask of contexts of the lane in the aligned 16-bit word
+    numeric: int = 0  # a bit mask of contexts of the next sample predicted (kinds.pxd)
 
     # Fields added after streams existed: left out of the header while at their defaults.
-    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text")
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text",
+                                                    "aligned16", "numeric")
     # Levels whose presets changed (issue 20) -> the header's preset id for the new preset
     # (at most 15: the compact header's flags hold it); ids 1-9 name FIRST_PRESETS.
     PRESET_IDS: ClassVar[dict[int, int]] = {1: 10, 6: 11, 9: 12}
@@ -152,7 +155,9 @@ class CMConfig:
             tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
             tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
             tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
-            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned))
+            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
+            tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
+            tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network

@@ -24,6 +24,7 @@ CONFIG_BOUNDS = {
     "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
     "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 1),
     "gate_units": (0, 64),
+    "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),

@@ -76,6 +76,7 @@ from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot
 from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_ORDER, K_RECORD,
                                        K_SPARSE, K_TEXT, K_WORD, N_KINDS)
+from seqzip._kernels.cm.kinds cimport K_ALIGNED16, K_NUMERIC
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
                                        mm_state)
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
@@ -95,7 +96,8 @@ cdef enum:
     MAX_MATCH = 2
 
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
-         "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED}
+         "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
+         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC}
 SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
              "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET}
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
