@@ -25,6 +25,7 @@ CONFIG_BOUNDS = {
     "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 1),
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
+    "samples": (0, 1),
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
@@ -244,6 +245,15 @@ def check_image(L: dict, v: dict, raw: dict):
             _fail(f"image{i}.index", f"is outside its table of {L['image_size']}")
 
 
+def check_samples(L: dict, v: dict, raw: dict):
+    """The numeric-sample expert's tables: counts within the rate table, each bit's index
+    inside its table (the predictions and errors may hold any value)."""
+    for i in range(L.get("sample_maps", 0)):
+        _below(raw, f"samples{i}.n", "=u2", L["sm_limit"] + 1)
+        if not 0 <= v[f"samples{i}.index"] < L["sample_size"]:
+            _fail(f"samples{i}.index", f"is outside its table of {L['sample_size']}")
+
+
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     """Check a whole state (named scalars, raw buffers by name, slot offsets) against the
     kernel's layout; the slots as a list of offsets.  ValueError names the first bad field."""
@@ -251,6 +261,7 @@ def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     check_context(layout, scalars, raw)
     check_tables(layout, raw)
     check_image(layout, scalars, raw)
+    check_samples(layout, scalars, raw)
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)
