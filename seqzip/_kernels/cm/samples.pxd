@@ -17,14 +17,19 @@ from seqzip._kernels.cm.context cimport Context, ctx_back
 from seqzip._kernels.cm.tables cimport StateMap, sm_learn, sm_stretch
 
 cdef enum:
-    SAMPLE_MAPS = 4       # predictors: (2 bytes, linear), (2, v1), (4, linear), (4, v1)
+    SAMPLE_MAPS = 6       # predictors: (2 bytes, linear), (2, v1), (4, linear), (4, v1),
+                          # (2, adaptive), (4, adaptive)
+    SAMPLE_TAPS = 4       # the adaptive predictors' previous samples
     SAMPLE_SIZE = 32 * 32 * 32  # each table: bit place x offset x error size
+
+
 
 
 cdef struct Samples:
     StateMap map[SAMPLE_MAPS]
     int64_t pred[SAMPLE_MAPS]   # this sample's prediction, offset binary
     uint64_t err[SAMPLE_MAPS]   # the recent absolute error x 16 (a running mean)
+    double w[2][SAMPLE_TAPS]    # the adaptive predictors' weights (normalised LMS)
     int index[SAMPLE_MAPS]      # this bit's index into each table
     int saved[SAMPLE_MAPS]      # the indices a walk of the bit tree puts back
 
@@ -40,12 +45,32 @@ cdef inline int64_t _sample(const Context* c, uint64_t back, int s) noexcept nog
     return <int64_t>v
 
 
-cdef inline int64_t _predict(const Context* c, uint64_t back, int m) noexcept nogil:
+cdef inline double _lms(const Samples* m, const Context* c, uint64_t back, int a,
+                       double* v) noexcept nogil:
+    """Adaptive predictor a's value (the previous samples in ``v``)."""
+    cdef int s = 2 if a == 0 else 4, i
+    cdef double p = 0.0
+    for i in range(SAMPLE_TAPS):
+        v[i] = <double>_sample(c, back + <uint64_t>(i * s), s)
+        p = p + m.w[a][i] * v[i]
+    return p
+
+
+cdef inline int64_t _predict(const Samples* ms, const Context* c, uint64_t back,
+                             int m) noexcept nogil:
     """Predictor m's value for the sample after the one whose last byte is ``back`` bytes
     back, offset binary (0 .. 2^(8s) - 1, clamped)."""
-    cdef int s = 2 if m < 2 else 4
+    cdef int s = 2 if m < 2 or m == 4 else 4
     cdef int64_t v1 = _sample(c, back, s), p, top = <int64_t>1 << (8 * s - 1)
-    if m & 1:
+    cdef double f, v[SAMPLE_TAPS]
+    if m >= 4:
+        f = _lms(ms, c, back, m - 4, v)
+        if not f > -<double>top:  # NaN too
+            return 0
+        if not f < <double>top:
+            return 2 * top - 1
+        p = <int64_t>f
+    elif m & 1:
         p = v1
     else:
         p = 2 * v1 - _sample(c, back + s, s)
@@ -72,7 +97,7 @@ cdef inline void samples_predict(void* s, const Cursor* at, double* x) noexcept 
     cdef uint64_t prefix
     cdef int64_t d
     for i in range(SAMPLE_MAPS):
-        n = 2 if i < 2 else 4
+        n = 2 if i < 2 or i == 4 else 4
         k = <int>(c.pos % <uint64_t>n)
         prefix = 0
         for place in range(k):
@@ -106,8 +131,8 @@ cdef inline int samples_begin(void* s, const Cursor* at) noexcept nogil:
     cdef const Context* c = at.ctx
     cdef int i, n
     for i in range(SAMPLE_MAPS):
-        n = 2 if i < 2 else 4
-        m.pred[i] = _predict(c, c.pos % <uint64_t>n + 1, i)
+        n = 2 if i < 2 or i == 4 else 4
+        m.pred[i] = _predict(m, c, c.pos % <uint64_t>n + 1, i)
     return 0
 
 
@@ -115,15 +140,24 @@ cdef inline int samples_update(void* s, const Cursor* at, int x) noexcept nogil:
     """A symbol ended: where it ended a sample, each such predictor's error moves."""
     cdef Samples* m = <Samples*>s
     cdef const Context* c = at.ctx
-    cdef int i, n
+    cdef int i, n, t
     cdef int64_t e
+    cdef double f, norm, v[SAMPLE_TAPS]
     for i in range(SAMPLE_MAPS):
-        n = 2 if i < 2 else 4
+        n = 2 if i < 2 or i == 4 else 4
         if c.pos % <uint64_t>n == 0 and c.pos >= <uint64_t>n:
             e = _sample(c, 1, n) + (<int64_t>1 << (8 * n - 1)) - m.pred[i]
             if e < 0:
                 e = -e
             m.err[i] = (m.err[i] * 15 + (<uint64_t>e << 4)) >> 4
+            if i >= 4:  # normalised LMS: w += mu e v / (|v|^2 + 1)
+                f = <double>_sample(c, 1, n) - _lms(m, c, <uint64_t>(n + 1), i - 4, v)
+                norm = 1.0
+                for t in range(SAMPLE_TAPS):
+                    norm = norm + v[t] * v[t]
+                f = f * 0.004 / norm  # the step
+                for t in range(SAMPLE_TAPS):
+                    m.w[i - 4][t] = m.w[i - 4][t] + f * v[t]
     return 0
 
 
@@ -163,6 +197,7 @@ cdef inline list samples_fields(void* s):
         out.append((f"samples{i}.index", F_INT, <size_t>&m.index[i], sizeof(int), False))
     out.append(("samples.pred", F_BYTES, <size_t>&m.pred[0], sizeof(m.pred), True))
     out.append(("samples.err", F_BYTES, <size_t>&m.err[0], sizeof(m.err), True))
+    out.append(("samples.w", F_BYTES, <size_t>&m.w[0][0], sizeof(m.w), True))
     return out
 
 
@@ -177,6 +212,8 @@ cdef inline int samples_build(Component* c, const Cursor* at, object spec, objec
     c.predict, c.learn, c.next_bit = samples_predict, samples_learn, nothing_bit
     c.update, c.begin, c.walk = samples_update, samples_begin, samples_walk
     c.memory, c.fields = samples_memory, samples_fields
+    for i in range(2):
+        m.w[i][0], m.w[i][1] = 2.0, -1.0
     for i in range(SAMPLE_MAPS):
         m.map[i].size = SAMPLE_SIZE
         m.map[i].p = <uint32_t*>malloc(SAMPLE_SIZE * sizeof(uint32_t))
