@@ -155,7 +155,7 @@ cdef inline int samples_update(void* s, const Cursor* at, int x) noexcept nogil:
                 norm = 1.0
                 for t in range(SAMPLE_TAPS):
                     norm = norm + v[t] * v[t]
-                f = f * 0.004 / norm  # the step
+                f = f * 0.002 / norm  # the step
                 for t in range(SAMPLE_TAPS):
                     m.w[i - 4][t] = m.w[i - 4][t] + f * v[t]
     return 0
