@@ -108,3 +108,10 @@ def test_sample_state_restores_mid_stream_and_is_checked():
     counts[7] = 65535
     with pytest.raises(ValueError, match="samples2.n"):
         c.set_state(dict(state, **{"samples2.n": counts.view(np.uint8)}))
+    pred = np.frombuffer(state["samples.pred"], dtype="=i8").copy()
+    pred[3] = -1
+    with pytest.raises(ValueError, match="samples.pred"):
+        c.set_state(dict(state, **{"samples.pred": pred.view(np.uint8)}))
+    c.set_state(state)  # the good state is taken after the bad ones were refused
+    feed(c, data[1001:])
+    assert c.predict_bit() == a.predict_bit()

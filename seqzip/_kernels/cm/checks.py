@@ -247,11 +247,16 @@ def check_image(L: dict, v: dict, raw: dict):
 
 def check_samples(L: dict, v: dict, raw: dict):
     """The numeric-sample expert's tables: counts within the rate table, each bit's index
-    inside its table (the predictions and errors may hold any value)."""
+    inside its table, the predictions inside the samples' range (the errors and the weights
+    may hold any value: a bad one only predicts badly)."""
     for i in range(L.get("sample_maps", 0)):
         _below(raw, f"samples{i}.n", "=u2", L["sm_limit"] + 1)
         if not 0 <= v[f"samples{i}.index"] < L["sample_size"]:
             _fail(f"samples{i}.index", f"is outside its table of {L['sample_size']}")
+    if L.get("sample_maps", 0):  # the predictions, offset binary: 0 .. 2^32 - 1 at most
+        pred = np.frombuffer(raw["samples.pred"], dtype="=i8")
+        if ((pred < 0) | (pred >= 1 << 32)).any():
+            _fail("samples.pred", "holds a prediction outside 0..2^32 - 1")
 
 
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
