@@ -53,6 +53,7 @@ class CMSpec:
     gate_rate: float
     periods: bool  # record=2: the record length by scored repeat distances
     image: bool = False  # image=1: the 1-bit image expert
+    samples: bool = False  # samples=1: the numeric-sample expert
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,13 @@ class CMConfig:
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
     image: int = 0  # 1: the 1-bit image expert (pixels from the rows above: the record length)
+    aligned16: int = 0  # a bit mask of contexts of the lane in the aligned 16-bit word
+    numeric: int = 0  # a bit mask of contexts of the next sample predicted (kinds.pxd)
+    samples: int = 0  # 1: the numeric-sample expert (big-endian 2- and 4-byte samples)
 
     # Fields added after streams existed: left out of the header while at their defaults.
-    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text")
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text",
+                                               "aligned16", "numeric", "samples")
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -153,12 +158,14 @@ class CMConfig:
             tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
             tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
             tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
-            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned))
+            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
+            tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
+            tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network)
+            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -170,7 +177,8 @@ class CMConfig:
                       optimizer=OPTIMIZERS[self.optimizer], rate=self.rate, rate2=self.rate2,
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
-                      periods=self.record == 2, image=bool(self.image))
+                      periods=self.record == 2, image=bool(self.image),
+                      samples=bool(self.samples))
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -239,7 +247,8 @@ class CMConfig:
             sum(((1 << B), A << B, 1 << 16, 1 << 16, 48 << B)[i] * 33 * 2
                 for i in range(self.apm)) + \
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
-            (self.image * LIMITS["image_maps"] * 6 << LIMITS["image_bits"])
+            (self.image * LIMITS["image_maps"] * 6 << LIMITS["image_bits"]) + \
+            self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"]
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

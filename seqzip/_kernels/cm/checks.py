@@ -24,6 +24,8 @@ CONFIG_BOUNDS = {
     "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
     "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 1),
     "gate_units": (0, 64),
+    "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
+    "samples": (0, 1),
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
@@ -243,6 +245,20 @@ def check_image(L: dict, v: dict, raw: dict):
             _fail(f"image{i}.index", f"is outside its table of {L['image_size']}")
 
 
+def check_samples(L: dict, v: dict, raw: dict):
+    """The numeric-sample expert's tables: counts within the rate table, each bit's index
+    inside its table, the predictions inside the samples' range (the errors and the weights
+    may hold any value: a bad one only predicts badly)."""
+    for i in range(L.get("sample_maps", 0)):
+        _below(raw, f"samples{i}.n", "=u2", L["sm_limit"] + 1)
+        if not 0 <= v[f"samples{i}.index"] < L["sample_size"]:
+            _fail(f"samples{i}.index", f"is outside its table of {L['sample_size']}")
+    if L.get("sample_maps", 0):  # the predictions, offset binary: 0 .. 2^32 - 1 at most
+        pred = np.frombuffer(raw["samples.pred"], dtype="=i8")
+        if ((pred < 0) | (pred >= 1 << 32)).any():
+            _fail("samples.pred", "holds a prediction outside 0..2^32 - 1")
+
+
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     """Check a whole state (named scalars, raw buffers by name, slot offsets) against the
     kernel's layout; the slots as a list of offsets.  ValueError names the first bad field."""
@@ -250,6 +266,7 @@ def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     check_context(layout, scalars, raw)
     check_tables(layout, raw)
     check_image(layout, scalars, raw)
+    check_samples(layout, scalars, raw)
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)

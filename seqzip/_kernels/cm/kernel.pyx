@@ -76,6 +76,8 @@ from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot
 from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_ORDER, K_RECORD,
                                        K_SPARSE, K_TEXT, K_WORD, N_KINDS)
+from seqzip._kernels.cm.kinds cimport K_ALIGNED16, K_NUMERIC
+from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
                                        mm_state)
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
@@ -95,13 +97,15 @@ cdef enum:
     MAX_MATCH = 2
 
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
-         "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED}
+         "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
+         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC}
 SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
              "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET}
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
-              image_maps=IMAGE_MAPS, image_bits=IMAGE_BITS)
+              image_maps=IMAGE_MAPS, image_bits=IMAGE_BITS, sample_maps=SAMPLE_MAPS,
+              sample_size=SAMPLE_SIZE)
 # what ``checks.check_spec`` checks a spec against besides the config's bounds
 SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
                    gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
@@ -152,6 +156,7 @@ cdef class CMKernel(Kernel):
     cdef Component bank[MAX_COMPONENTS]
     cdef Contexts* cx                      # the context models (bank[0]: selectors, state)
     cdef bint image                        # the 1-bit image expert follows them (image=1)
+    cdef bint samples                      # then the numeric-sample expert (samples=1)
     cdef int n_match
     cdef MatchModel* match[MAX_MATCH]      # the match models (selectors, APM, inspection)
     cdef list owned                        # symbol experts (and the network, last)
@@ -261,6 +266,9 @@ cdef class CMKernel(Kernel):
         self.image = spec.image
         if self.image:
             self._add(image_build, spec)
+        self.samples = getattr(spec, "samples", False)
+        if self.samples:
+            self._add(samples_build, spec)
         self.n_match = len(spec.matches)
         for i in range(self.n_match):
             self._add(mm_build, spec, None, i)
@@ -652,7 +660,8 @@ cdef class CMKernel(Kernel):
                 "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)],
                 "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
                 "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS,
-                "image_maps": IMAGE_MAPS if self.image else 0, "image_size": 1 << IMAGE_BITS}
+                "image_maps": IMAGE_MAPS if self.image else 0, "image_size": 1 << IMAGE_BITS,
+                "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE}
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose
     # update ends the symbol: history, match tables, experts and network move only then)

@@ -6,7 +6,7 @@
 # Adding a kind: its function and id here and its case in ``kind_function`` (the
 # registration), its name in ``KINDS`` (kernel.pyx); the config (seqzip/models/cm.py) says how
 # many of it a level uses (a field, its range, one line building ``CMSpec.contexts``).
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_record_length
 from seqzip._kernels.cm.tables cimport hash2
 
@@ -21,7 +21,9 @@ cdef enum:  # context kinds (the tags' ids)
     K_COLUMN = 5      # columns=1: the column in the record and 2-D neighbourhoods
     K_TEXT = 6        # text=1: longer and gapped word contexts, nesting, the column
     K_ALIGNED = 7     # aligned=1: 32-bit words (machine code of fixed-width instructions)
-    N_KINDS = 8
+    K_ALIGNED16 = 8   # aligned16: 16-bit words (16-bit instruction sets, 16-bit samples)
+    K_NUMERIC = 9     # numeric: the next sample predicted from the previous ones
+    N_KINDS = 10
 
 
 cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -142,6 +144,84 @@ cdef inline uint64_t aligned_hash(const Context* c, uint64_t tag, int j) noexcep
     return hash2(h, (r >> 24 << 8) | ctx_back(c, k + 8))
 
 
+cdef inline uint64_t aligned16_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """The lane in the aligned 16-bit word (pos mod 2) and the word's byte so far, with the
+    previous word (j = 0), the previous two (1), the word before the previous (2), the
+    previous three (3), the top nibbles of the previous four and the previous word (4)."""
+    cdef int k = <int>(c.pos & 1)
+    cdef uint64_t h = hash2(tag, (c.c8 & ((<uint64_t>1 << (8 * k)) - 1)) | (<uint64_t>k << 16))
+    cdef uint64_t w = c.c8 >> (8 * k)  # the previous words, the newest lowest
+    if j == 0:
+        return hash2(h, w & 0xFFFF)
+    if j == 1:
+        return hash2(h, w & 0xFFFFFFFFULL)
+    if j == 2:
+        return hash2(h, (w >> 16) & 0xFFFF)
+    if j == 3:
+        return hash2(h, w & 0xFFFFFFFFFFFFULL)
+    return hash2(h, (w & 0xFFFF) | ((w >> 12) & 0xF) << 16 | ((w >> 28) & 0xF) << 20 |
+                 ((w >> 44) & 0xF) << 24 | (ctx_back(c, k + 7) >> 4) << 28)
+
+
+cdef inline int64_t numeric_value(const Context* c, uint64_t back, int s, bint big) noexcept nogil:
+    """The signed s-byte sample whose last byte is ``back`` bytes back (big or little
+    endian)."""
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(s):
+        if big:
+            v |= ctx_back(c, back + i) << (8 * i)
+        else:
+            v |= ctx_back(c, back + s - 1 - i) << (8 * i)
+    if v >> (8 * s - 1):
+        return <int64_t>v - (<int64_t>1 << (8 * s))
+    return <int64_t>v
+
+
+cdef inline uint64_t numeric_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Samples of s bytes (2 or 4, big- or little-endian, aligned to the file's start): the
+    next one predicted from the previous ones, the context the predicted byte of this lane,
+    whether the bytes so far agreed with the prediction (their error, clamped), and the
+    lane.  j: 0 s=2 big-endian, linear (2 v1 - v2); 1 s=2 big, v1 with the size of the last
+    step; 2 s=4 big, linear; 3 s=4 big, v1 with the last step; 4 s=2 little, linear; 5 s=4
+    little, linear; 6 s=2 big, the mean of linear and v1."""
+    cdef int s = 4 if j == 2 or j == 3 or j == 5 else 2
+    cdef bint big = j != 4 and j != 5
+    cdef int k = <int>(c.pos % <uint64_t>s), lane, step = 0
+    cdef int64_t v1, v2, p, e
+    cdef uint64_t cur = 0, d
+    cdef int i
+    v1 = numeric_value(c, k + 1, s, big)
+    v2 = numeric_value(c, k + 1 + s, s, big)
+    if j == 1 or j == 3:
+        p = v1
+        d = <uint64_t>(v1 - v2 if v1 >= v2 else v2 - v1)
+        while d and step < 15:
+            d >>= 1
+            step += 1
+    elif j == 6:
+        p = v1 + (v1 - v2) // 2
+    else:
+        p = 2 * v1 - v2
+    if big:  # the bytes of this sample so far, and the lane's byte (the k-th from the top)
+        lane = 8 * (s - 1 - k)
+        for i in range(k):
+            cur = (cur << 8) | ctx_back(c, k - i)
+        e = <int64_t>cur - <int64_t>((<uint64_t>p >> (lane + 8)) &
+                                     ((<uint64_t>1 << (8 * k)) - 1)) if k else 0
+    else:  # little-endian: the low bytes come first
+        lane = 8 * k
+        for i in range(k):
+            cur = (cur << 8) | ctx_back(c, i + 1)
+        e = <int64_t>cur - <int64_t>(<uint64_t>p & ((<uint64_t>1 << (8 * k)) - 1)) if k else 0
+    if e > 2:
+        e = 3
+    elif e < -2:
+        e = -3
+    return hash2(tag, ((<uint64_t>p >> lane) & 0xFF) | (<uint64_t>(e + 3) << 8) |
+                 (<uint64_t>k << 12) | (<uint64_t>step << 16))
+
+
 cdef inline kind_hash kind_function(int kind) noexcept nogil:
     """The registration of the kinds: id -> function (NULL for an unknown id)."""
     if kind == K_ORDER:
@@ -160,6 +240,10 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
         return text_hash
     if kind == K_ALIGNED:
         return aligned_hash
+    if kind == K_ALIGNED16:
+        return aligned16_hash
+    if kind == K_NUMERIC:
+        return numeric_hash
     return NULL
 
 
