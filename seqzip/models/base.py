@@ -123,9 +123,16 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     names = sorted(f.name for f in dataclasses.fields(cls))
     if not isinstance(values, list):
         raise ValueError("model config is not a JSON array")
-    added = set(getattr(cls, "ADDED_FIELDS", ()))
-    if added and len(values) == len(names) - len(added):  # written without them: defaults
-        names = [name for name in names if name not in added]
+    # written before some fields were added (``ADDED_FIELDS``, in the order they came, in
+    # generations of ``ADDED_GENERATIONS`` fields; one generation unless a family says): those
+    # of the later generations are missing and take their defaults
+    added = tuple(getattr(cls, "ADDED_FIELDS", ()))
+    generations = getattr(cls, "ADDED_GENERATIONS", (len(added),))
+    for k in range(len(generations)):
+        missing = set(added[sum(generations[:k]):])
+        if missing and len(values) == len(names) - len(missing):
+            names = [name for name in names if name not in missing]
+            break
     if len(values) != len(names):
         raise ValueError(f"model config has {len(values)} values, expected {len(names)}")
     fields = dict(zip(names, values))

@@ -106,8 +106,11 @@ class CMConfig:
     samples: int = 0  # 1: the numeric-sample expert (big-endian 2- and 4-byte samples)
 
     # Fields added after streams existed: left out of the header while at their defaults.
-    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text",
+    # A JSON array (model files, formats 3-5) written before a generation lacks its fields and
+    # those of the later ones, so the fields are listed in the order they came.
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 3)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
