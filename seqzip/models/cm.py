@@ -233,7 +233,8 @@ class CMConfig:
         n_contexts = len(self.spec.contexts)
         n_inputs = self._n_inputs  # type: ignore[attr-defined]
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
-                 "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8}
+                 "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
+                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
