@@ -89,6 +89,9 @@ class CMConfig:
     table_bits: int = 20  # the hash table holds 2^table_bits slots of 16 bytes
     history_bits: int = 22  # bytes of history for the match models and record contexts
     sets: str = "node,match"  # the mixer's weight sets, each selected by a small context
+    # (the kernel's SELECTORS; c1n: the previous byte's high nibble with the node of the symbol,
+    # c12n: that and the kind of the byte before it, ordern: the known hashed contexts with the
+    # node -- issue 20: level 1 with c12n for node codes Canterbury 1.8% smaller)
     layer2: bool = True  # a second layer mixes the sets' outputs (else they are averaged)
     optimizer: str = "qdh"  # the mixer's training: Ollivier's QDH, "sgd" or "adam"
     rate: float = 1.0  # learning rate of the first layer (QDH: of its Newton step)
