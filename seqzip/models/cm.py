@@ -90,6 +90,9 @@ class CMConfig:
     table_bits: int = 20  # the hash table holds 2^table_bits slots of 16 bytes
     history_bits: int = 22  # bytes of history for the match models and record contexts
     sets: str = "node,match"  # the mixer's weight sets, each selected by a small context
+    # (the kernel's SELECTORS; c1n: the previous byte's high nibble with the node of the symbol,
+    # c12n: that and the kind of the byte before it, ordern: the known hashed contexts with the
+    # node -- issue 20: level 1 with c12n for node codes Canterbury 1.8% smaller)
     layer2: bool = True  # a second layer mixes the sets' outputs (else they are averaged)
     optimizer: str = "qdh"  # the mixer's training: Ollivier's QDH, "sgd" or "adam"
     rate: float = 1.0  # learning rate of the first layer (QDH: of its Newton step)
@@ -240,7 +243,8 @@ class CMConfig:
         n_contexts = len(self.spec.contexts)
         n_inputs = self._n_inputs  # type: ignore[attr-defined]
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
-                 "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8}
+                 "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
+                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)

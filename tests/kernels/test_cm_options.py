@@ -138,3 +138,73 @@ def test_state_of_the_new_trackers_restores_mid_stream():
     assert a.predict_bit() == b.predict_bit()
     assert "period_d" not in kernel(record=1).get_state()
     assert "text_state" not in kernel().get_state()
+
+
+
+# The weight-set selectors added since (c1n: the previous byte's high nibble with the node of
+# the symbol; c12n: that and the kind of the byte before it; ordern: the known hashed contexts,
+# to 7, with the node) in a stream at level 6's config, their sets in place of node and order
+# and c2 added: the stream's bytes are pinned.
+NEW_SETS = "c12n,match,ordern,c1,word,c2"
+NEW_SETS_STREAM = (1446, "ec2afedbe21eb5df50d3692c6890deec13f157871b026db585466495d801bee7")
+
+
+def selector_text() -> bytes:
+    from seqzip import corpora
+    return corpora.generate("text", 4000, seed=5).data
+
+
+@pytest.mark.parametrize("name, rows", [("c1n", 16 << 8), ("c12n", 64 << 8), ("ordern", 8 << 8)])
+def test_new_selectors_rows_and_round_trip(name, rows):
+    k = kernel(sets=f"{name},match")
+    n = k.mixer_inputs().shape[0]
+    assert k.get_state()["set0.w"].size == rows * n * 8
+    text = selector_text()
+    assert round_trip(text, sets=f"{name},match") < round_trip(text, sets="node,match")
+
+
+def test_new_selectors_pick_their_rows():
+    k = kernel(sets="c1n,c12n,ordern", orders="2,3,4")
+    feed(k, b"ab7\x9c" * 4)  # the last byte's high nibble is 9, the one before it a digit
+    k.predict_bit()
+    state = k.get_state()
+    known = int(state["symbol.n_known"])
+    assert 0 < known <= k.context_count() < 8
+    assert int(state["set0.selected"]) == (9 << 8) | 1
+    assert int(state["set1.selected"]) == ((9 * 4 + 1) << 8) | 1
+    assert int(state["set2.selected"]) == (known << 8) | 1
+    k.update_bit(1)
+    k.predict_bit()
+    assert int(k.get_state()["set0.selected"]) == (9 << 8) | 3
+    with pytest.raises(ValueError):
+        CMConfig(sets="c1n,nibble")
+
+
+def test_new_selectors_state_checked_and_restored():
+    a, b = kernel(sets="c12n,match"), kernel(sets="c12n,match")
+    text = selector_text()
+    feed(a, text[:2000])
+    state = a.get_state()
+    bad = dict(state)
+    bad["set0.selected"] = np.array(64 << 8)  # one past the last row
+    with pytest.raises(ValueError, match="set0.selected"):
+        b.set_state(bad)
+    b.set_state(state)
+    feed(a, text[2000:])
+    feed(b, text[2000:])
+    assert a.predict_bit() == b.predict_bit()
+
+
+def test_new_selectors_stream_is_pinned_and_memory_bounded():
+    import dataclasses
+    import hashlib
+    from seqzip.models.cm import LEVELS, CMModel
+    config = CMConfig(**dict(dataclasses.asdict(CMConfig(**LEVELS[6])), sets=NEW_SETS))
+    out = io.BytesIO()
+    data = selector_text()
+    seqzip.compress_file(io.BytesIO(data), out, model="cm", config=config)
+    stream = out.getvalue()
+    assert (len(stream), hashlib.sha256(stream).hexdigest()) == NEW_SETS_STREAM
+    assert seqzip.decompress(stream) == data
+    kernel_bytes = CMModel(config, alphabet=bytes(range(256)), seed=0).kernel.memory_allocated()
+    assert kernel_bytes <= config.memory_bytes(256)

@@ -83,9 +83,10 @@ from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
                                        mixer_fields, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_train, optimiser_tick)
-from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_C1, SEL_C2,
-                                           SEL_GATE, SEL_MATCH, SEL_NET, SEL_NODE, SEL_ORDER,
-                                           SEL_WORD, selector_row, selector_rows)
+from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_C1, SEL_C12N,
+                                           SEL_C1N, SEL_C2, SEL_GATE, SEL_MATCH, SEL_NET,
+                                           SEL_NODE, SEL_ORDER, SEL_ORDERN, SEL_WORD,
+                                           selector_row, selector_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
 from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, hash2, squash
 
@@ -100,7 +101,8 @@ KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECOR
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
          "aligned16": K_ALIGNED16, "numeric": K_NUMERIC}
 SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
-             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET}
+             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
+             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN}
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,

@@ -12,7 +12,10 @@ cdef enum:
     SEL_C2 = 5           # the byte before the previous one
     SEL_WORD = 6         # letters into the word and the kind of the last byte
     SEL_NET = 7          # the signs of the network's first six units
-    N_SELECTORS = 8
+    SEL_C1N = 8          # the previous byte's high nibble and the node of the symbol
+    SEL_C12N = 9         # ... with the kind of the byte before it (letter, digit ...)
+    SEL_ORDERN = 10      # how many hashed contexts are known (to 7) and the node
+    N_SELECTORS = 11
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -31,6 +34,12 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 16 * 4 * 8
     if sel == SEL_NET:
         return NET_PATTERNS * 8
+    if sel == SEL_C1N:
+        return 16 << B
+    if sel == SEL_C12N:
+        return 64 << B
+    if sel == SEL_ORDERN:
+        return 8 << B
     return 1
 
 
@@ -52,4 +61,11 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
         return (min(at.ctx.word_len, 15) * 4 + byte_class(<int>(at.ctx.c8 & 0xFF))) * 8 + depth
     if sel == SEL_MATCH:
         return match_state * 8 + depth
+    if sel == SEL_C1N:
+        return <int>((at.ctx.c8 >> 4) & 0xF) << at.B | at.node
+    if sel == SEL_C12N:
+        return (<int>((at.ctx.c8 >> 4) & 0xF) * 4 +
+                byte_class(<int>((at.ctx.c8 >> 8) & 0xFF))) << at.B | at.node
+    if sel == SEL_ORDERN:
+        return min(n_known, 7) << at.B | at.node
     return 0
