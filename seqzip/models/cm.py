@@ -100,9 +100,18 @@ class CMConfig:
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
     image: int = 0  # 1: the 1-bit image expert (pixels from the rows above: the record length)
+    markup: int = 0  # markup contexts (XML, HTML, wiki text), bit j the markup kind's j:
+    # (0) in text the open element and the word, in a tag its name, attribute and value so
+    # far; (1) the two innermost elements (in a tag: the tag) and the last two bytes; (2) the
+    # line's indent and first byte, the last two bytes; (3) the element, the last tag, the
+    # words since it (up to 3) and the word; (4, 5) the word and the one or two words before
+    # it outside tags; (6, 7) the last 3 or 5 bytes outside tags; (8) the last tag, the words
+    # since and the last two bytes; (9) as 3 with the word before outside tags.  Each bit is
+    # a context (kinds.markup_hash); 526 (1, 2, 3, 9) is the measured pick (book.html -1.5%)
 
     # Fields added after streams existed: left out of the header while at their defaults.
-    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text")
+    ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text",
+                                                  "markup")
     # Levels whose presets changed (issue 20) -> the header's preset id for the new preset
     # (at most 15: the compact header's flags hold it); ids 1-9 name FIRST_PRESETS.
     PRESET_IDS: ClassVar[dict[int, int]] = {1: 10, 6: 11, 9: 12}
@@ -152,7 +161,8 @@ class CMConfig:
             tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
             tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
             tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
-            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned))
+            tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
+            tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
@@ -243,7 +253,8 @@ class CMConfig:
             sum(((1 << B), A << B, 1 << 16, 1 << 16, 48 << B)[i] * 33 * 2
                 for i in range(self.apm)) + \
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
-            (self.image * LIMITS["image_maps"] * 6 << LIMITS["image_bits"])
+            (self.image * LIMITS["image_maps"] * 6 << LIMITS["image_bits"]) + \
+            (self.markup > 0) * 8 * 19  # the markup trackers
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
