@@ -95,6 +95,10 @@ def config_to_bytes(config: Any) -> bytes:
     if added and all(fields[name] == getattr(defaults, name) for name in added):
         for name in added:
             del fields[name]
+    else:  # fields added later still (``ADDED_LATER``) are left out alone at their defaults
+        for name in getattr(config, "ADDED_LATER", ()):
+            if fields[name] == getattr(defaults, name):
+                del fields[name]
     return json.dumps([fields[name] for name in sorted(fields)],
                       separators=(",", ":")).encode("ascii")
 
@@ -124,8 +128,11 @@ def config_from_bytes(cls: type[C], data: bytes) -> C:
     if not isinstance(values, list):
         raise ValueError("model config is not a JSON array")
     added = set(getattr(cls, "ADDED_FIELDS", ()))
+    later = set(getattr(cls, "ADDED_LATER", ()))
     if added and len(values) == len(names) - len(added):  # written without them: defaults
         names = [name for name in names if name not in added]
+    elif later and len(values) == len(names) - len(later):
+        names = [name for name in names if name not in later]
     if len(values) != len(names):
         raise ValueError(f"model config has {len(values)} values, expected {len(names)}")
     fields = dict(zip(names, values))

@@ -112,6 +112,9 @@ class CMConfig:
     # Fields added after streams existed: left out of the header while at their defaults.
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "image", "text",
                                                   "markup")
+    # ... and those left out alone while at their defaults (the configs of streams written
+    # before them, with other added fields set, keep their JSON)
+    ADDED_LATER: ClassVar[tuple[str, ...]] = ("markup",)
     # Levels whose presets changed (issue 20) -> the header's preset id for the new preset
     # (at most 15: the compact header's flags hold it); ids 1-9 name FIRST_PRESETS.
     PRESET_IDS: ClassVar[dict[int, int]] = {1: 10, 6: 11, 9: 12}
