@@ -88,13 +88,17 @@ def config_to_bytes(config: Any) -> bytes:
         b'[255,1.0,2]'
     """
     fields = dataclasses.asdict(config)
-    # Fields a family gained after its first streams (``ADDED_FIELDS``) are left out while all
-    # of them hold their defaults, so that such configs serialise as they always did.
-    added = getattr(config, "ADDED_FIELDS", ())
+    # Fields a family gained after its first streams (``ADDED_FIELDS``, in the order they came,
+    # in generations of ``ADDED_GENERATIONS``): the newest generations whose fields all hold
+    # their defaults are left out, so such configs serialise as the builds before them did.
+    added = tuple(getattr(config, "ADDED_FIELDS", ()))
+    generations = list(getattr(config, "ADDED_GENERATIONS", (len(added),)))
     defaults = type(config)() if added else None
-    if added and all(fields[name] == getattr(defaults, name) for name in added):
-        for name in added:
-            del fields[name]
+    while generations and all(fields[name] == getattr(defaults, name)
+                              for name in added[sum(generations[:-1]):sum(generations)]):
+        generations.pop()
+    for name in added[sum(generations):]:
+        del fields[name]
     return json.dumps([fields[name] for name in sorted(fields)],
                       separators=(",", ":")).encode("ascii")
 

@@ -107,13 +107,23 @@ class CMConfig:
     aligned16: int = 0  # a bit mask of contexts of the lane in the aligned 16-bit word
     numeric: int = 0  # a bit mask of contexts of the next sample predicted (kinds.pxd)
     samples: int = 0  # 1: the numeric-sample expert (big-endian 2- and 4-byte samples)
+    markup: int = 0  # markup contexts (XML, HTML, wiki text), bit j the markup kind's j:
+    # (0) in text the open element and the word, in a tag its name, attribute and value so
+    # far; (1) the two innermost elements (in a tag: the tag) and the last two bytes; (2) the
+    # line's indent and first byte, the last two bytes; (3) the element, the last tag, the
+    # words since it (up to 3) and the word; (4, 5) the word and the one or two words before
+    # it outside tags; (6, 7) the last 3 or 5 bytes outside tags; (8) the last tag, the words
+    # since and the last two bytes; (9) as 3 with the word before outside tags.  Each bit is
+    # a context (kinds.markup_hash); 526 (1, 2, 3, 9) is the measured pick (book.html -1.5%)
 
-    # Fields added after streams existed: left out of the header while at their defaults.
-    # A JSON array (model files, formats 3-5) written before a generation lacks its fields and
-    # those of the later ones, so the fields are listed in the order they came.
+
+    # Fields added after streams existed, in the order they came, in generations (issue 20's
+    # first round; the image expert; this round): a JSON array (model files, formats 3-5)
+    # leaves out the newest generations while their fields hold their defaults, and one
+    # written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
-                                               "aligned16", "numeric", "samples")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 3)
+                                               "aligned16", "numeric", "samples", "markup")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -166,7 +176,8 @@ class CMConfig:
             tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
             tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
-            tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1)
+            tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
+            tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
@@ -255,7 +266,8 @@ class CMConfig:
                 for i in range(self.apm)) + \
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             (self.image * LIMITS["image_maps"] * 6 << LIMITS["image_bits"]) + \
-            self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"]
+            self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
+            (self.markup > 0) * 8 * 19  # the markup trackers
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

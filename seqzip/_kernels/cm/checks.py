@@ -23,6 +23,7 @@ CONFIG_BOUNDS = {
     "match": (0, 64), "match2": (0, 64),  # minimum match lengths (0: off), each 0 or >= 2
     "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
     "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 1),
+    "markup": (0, 1023),
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
     "samples": (0, 1),
@@ -118,6 +119,13 @@ def check_context(L: dict, v: dict, raw: dict):
     last = _view(raw, "last_pos", "=u8")
     if last.size and int(last.max()) > pos:
         _fail("last_pos", "holds a position after ctx.pos")
+    if "markup" in raw:  # markup contexts: the mode and the depth of the element stack
+        modes, depth = L["markup"]
+        m = _view(raw, "markup", "=u8")
+        if m[0] >= modes:
+            _fail("markup", f"holds the mode {m[0]}, not below {modes}")
+        if m[1] > depth:
+            _fail("markup", f"holds the depth {m[1]}, above {depth}")
 
 
 def check_tables(L: dict, raw: dict):

@@ -20,6 +20,37 @@ cdef enum:
     RECORD_MAX = 65536           # the longest record length the run votes detect
 
 
+cdef enum:  # markup contexts: the markup trackers, ``mk[]`` (uint64 words; ``ctx_markup``)
+    MK_MODE = 0      # where in the markup: MM_TEXT ... MM_VALUE
+    MK_DEPTH = 1     # open elements (0..MK_DEPTH_MAX; the stack keeps the last MK_STACK)
+    MK_TAG = 2       # the hash of the current (or last) tag's name, case folded
+    MK_ATTR = 3      # the hash of the current attribute's name
+    MK_VALUE = 4     # the hash of the attribute value so far
+    MK_LINE = 5      # the line: indent (bits 0-7), first non-blank byte (8-15), in the
+                     # leading blanks (bit 16)
+    MK_FLAGS = 6     # the tag closes an element (bit 0), is <!...> or <?...> (bit 1), the
+                     # value's quote (bits 8-15: 0 for a value without quotes)
+    MK_WORDS = 7     # the words since the last tag (capped at 255)
+    MK_STACK0 = 8    # the open elements' names: element d at MK_STACK0 + (d & 7)
+    MK_STACK = 8
+    MK_PROSE1 = 16   # the last word ended outside tags (the words of the text, not of tags)
+    MK_PROSE2 = 17   # ... and the one before it
+    MK_STRIPPED = 18  # the last 8 bytes outside tags (newest lowest)
+    MK_N = 19
+    MK_DEPTH_MAX = 255
+    MK_DEPTH_CHECK = 8   # a closing tag pops to its element if it is within this depth
+
+
+cdef enum:  # the markup modes (mk[MK_MODE])
+    MM_TEXT = 0      # outside tags
+    MM_NAME = 1      # the tag's name ('<' seen)
+    MM_TAG = 2       # inside the tag, between attributes
+    MM_ANAME = 3     # an attribute's name
+    MM_EQ = 4        # after the attribute's '='
+    MM_VALUE = 5     # its value
+    MM_MODES = 6
+
+
 cdef struct Context:
     uint8_t* history
     uint64_t history_mask, pos
@@ -42,6 +73,8 @@ cdef struct Context:
     uint64_t period_len[1]       # the best-scored distance (0: none yet)
     bint text                    # text=1: track the nesting
     uint64_t text_state[2]       # the word before the previous two, the nesting
+    bint markup                  # markup contexts: track tags, attributes, open elements
+    uint64_t mk[MK_N]            # ... their state (MK_*)
 
 
 cdef inline int ctx_init(Context* c, int history_bits, bint records, bint periods,
@@ -124,6 +157,119 @@ cdef inline void ctx_nest(Context* c, uint8_t b) noexcept nogil:
     c.text_state[1] = n
 
 
+cdef inline void ctx_markup_init(Context* c, bint markup) noexcept nogil:
+    """With markup contexts (after ``ctx_init``): the markup trackers on, at a line's
+    start."""
+    c.markup = markup
+    memset(c.mk, 0, sizeof(c.mk))
+    c.mk[MK_LINE] = <uint64_t>1 << 16
+
+
+cdef inline bint mk_name_byte(int b) noexcept nogil:
+    """A byte of a tag's or attribute's name: letters, digits, - _ : . and UTF-8."""
+    return 97 <= (b | 32) <= 122 or 48 <= b <= 57 or b == 45 or b == 95 or b == 58 or \
+        b == 46 or b >= 128
+
+
+cdef inline void mk_end_tag(Context* c) noexcept nogil:
+    """'>' ends a tag: an opening one pushes its element, a closing one pops to its element
+    when it is among the MK_DEPTH_CHECK innermost (else nothing: an element never opened);
+    self-closing tags, <!...> and <?...> leave the stack alone."""
+    cdef uint64_t* m = c.mk
+    cdef uint64_t depth = m[MK_DEPTH], tag = m[MK_TAG], k
+    m[MK_MODE] = MM_TEXT
+    m[MK_WORDS] = 0
+    if tag == 0 or m[MK_FLAGS] & 2 or ((c.c8 >> 8) & 0xFF) == 47 or \
+            (c.c8 & 0xFFFFFFFFFFULL) == 0x2F2667743BULL:  # <.../> or &lt;.../&gt;
+        return
+    if m[MK_FLAGS] & 1:
+        for k in range(min(depth, <uint64_t>MK_DEPTH_CHECK)):
+            if m[MK_STACK0 + ((depth - 1 - k) & (MK_STACK - 1))] == tag:
+                m[MK_DEPTH] = depth - 1 - k
+                return
+    elif depth < MK_DEPTH_MAX:
+        m[MK_STACK0 + (depth & (MK_STACK - 1))] = tag
+        m[MK_DEPTH] = depth + 1
+
+
+cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
+    """With markup contexts (after the words): the line's indent and first non-blank byte,
+    the words since the last tag, the last two words and eight bytes outside tags, and where
+    in the markup the byte leaves us (``MM_*``): the tag's name, the attribute's name and its
+    value so far, the stack of open elements.  A '<' not followed by a name (or '/', '!',
+    '?') is text; a tag broken by a '<' starts anew; the escaped tags of XML text (&lt; and
+    &gt;, as in Wikipedia's dumps) count as tags."""
+    cdef uint64_t* m = c.mk
+    cdef uint64_t mode = m[MK_MODE], line = m[MK_LINE]
+    cdef uint64_t folded = b | 0x20 if 65 <= b <= 90 else b
+    cdef bint blank = b == 32 or b == 9 or b == 10 or b == 13
+    if mode == MM_TEXT and c.word_len == 0 and byte_class(<int>((c.c8 >> 8) & 0xFF)) == 0:
+        m[MK_PROSE2] = m[MK_PROSE1]  # a word of the text ended
+        m[MK_PROSE1] = c.word1
+    if b == 59 and (c.c8 & 0xFFFFFFFFULL) == 0x266C743BULL:  # &lt; is '<'
+        b = 60
+    elif b == 59 and (c.c8 & 0xFFFFFFFFULL) == 0x2667743BULL:  # &gt; is '>'
+        b = 62
+    if b == 10:
+        line = <uint64_t>1 << 16
+    elif line >> 16:
+        if b == 32 or b == 9:
+            line += (line & 0xFF) < 255
+        else:
+            line = (line & 0xFF) | (<uint64_t>b << 8)
+    m[MK_LINE] = line
+    if mode == MM_TEXT and b != 60:
+        m[MK_STRIPPED] = (m[MK_STRIPPED] << 8) | b
+    if b == 60 and mode != MM_VALUE or b == 60 and m[MK_FLAGS] >> 8 == 0:
+        m[MK_MODE] = MM_NAME
+        m[MK_TAG] = m[MK_ATTR] = m[MK_VALUE] = m[MK_FLAGS] = 0
+        return
+    if mode == MM_TEXT:
+        if c.word_len == 1 and m[MK_WORDS] < 255:
+            m[MK_WORDS] += 1
+    elif b == 62 and (mode != MM_VALUE or m[MK_FLAGS] >> 8 == 0):
+        mk_end_tag(c)
+    elif mode == MM_NAME:
+        if m[MK_TAG] == 0 and b == 47 and not m[MK_FLAGS] & 1:
+            m[MK_FLAGS] |= 1
+        elif m[MK_TAG] == 0 and (b == 33 or b == 63):
+            m[MK_FLAGS] |= 2
+            m[MK_TAG] = hash2(0x3C, folded)
+        elif mk_name_byte(b):
+            m[MK_TAG] = hash2(m[MK_TAG] + 0x3C, folded)
+        elif m[MK_TAG] == 0:
+            m[MK_MODE] = MM_TEXT  # '<' and no name: text
+        else:
+            m[MK_MODE] = MM_TAG
+    elif mode == MM_TAG or mode == MM_ANAME:
+        if b == 61:
+            m[MK_MODE] = MM_EQ
+        elif mk_name_byte(b):
+            m[MK_ATTR] = hash2(m[MK_ATTR] + 0x3D if mode == MM_ANAME else 0x3D, folded)
+            m[MK_MODE] = MM_ANAME
+        elif b == 34 or b == 39:
+            m[MK_MODE] = MM_VALUE
+            m[MK_FLAGS] = (m[MK_FLAGS] & 0xFF) | (<uint64_t>b << 8)
+            m[MK_VALUE] = 0
+        else:
+            m[MK_MODE] = MM_TAG
+    elif mode == MM_EQ:
+        if b == 34 or b == 39:
+            m[MK_MODE] = MM_VALUE
+            m[MK_FLAGS] = (m[MK_FLAGS] & 0xFF) | (<uint64_t>b << 8)
+            m[MK_VALUE] = 0
+        elif not blank:
+            m[MK_MODE] = MM_VALUE  # unquoted: to a blank or '>'
+            m[MK_FLAGS] &= 0xFF
+            m[MK_VALUE] = hash2(0x22, b)
+    else:  # MM_VALUE
+        if b == m[MK_FLAGS] >> 8 or m[MK_FLAGS] >> 8 == 0 and blank:
+            m[MK_MODE] = MM_TAG
+            m[MK_FLAGS] &= 0xFF
+        else:
+            m[MK_VALUE] = hash2(m[MK_VALUE] + 0x22, b)
+
+
 cdef inline void ctx_vote_period(Context* c, uint8_t b, uint64_t here) noexcept nogil:
     """record=2 (before the run-vote detector moves ``last_pos``/``last_dist``): a byte value
     seen twice at the same distance d (2..65535) scores d in a table of PERIODS slots (slot
@@ -189,6 +335,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
             c.sentence = 0
     if c.text:
         ctx_nest(c, b)
+    if c.markup:
+        ctx_markup(c, b)
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
@@ -241,4 +389,6 @@ cdef inline list ctx_fields(Context* c):
     if c.text:
         out.append(("text_state", F_BYTES, <size_t>&c.text_state[0], sizeof(c.text_state),
                     True))
+    if c.markup:
+        out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
     return out

@@ -188,6 +188,8 @@ cdef inline int cx_build(Component* comp, const Cursor* at, object spec, object 
     for i in range(c.n_hashed):
         c.kinds[i], c.params[i] = spec.contexts[i]
         c.hashers[i] = kind_function(c.kinds[i])
+        if c.hashers[i] == NULL:
+            raise ValueError(f"no context kind {c.kinds[i]}")
     c.o0 = <uint8_t*>calloc(1 << c.B, 1)
     c.o1 = <uint8_t*>calloc(c.A << c.B, 1)
     if st_init(&c.slots, spec.table_bits) < 0 or c.o0 == NULL or c.o1 == NULL:

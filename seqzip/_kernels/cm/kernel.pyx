@@ -66,7 +66,7 @@ from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_fields, apm_fre
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
 from seqzip._kernels.cm.context cimport (RECORD_MAX, Context, ctx_fields, ctx_init,
-                                         ctx_record_length, ctx_update)
+                                         ctx_markup_init, ctx_record_length, ctx_update)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
 from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read,
                                        field_write)
@@ -74,8 +74,9 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
-from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_ORDER, K_RECORD,
-                                       K_SPARSE, K_TEXT, K_WORD, N_KINDS)
+from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_MARKUP, K_ORDER,
+                                       K_RECORD, K_SPARSE, K_TEXT, K_WORD, MK_DEPTH_MAX,
+                                       MM_MODES, N_KINDS)
 from seqzip._kernels.cm.kinds cimport K_ALIGNED16, K_NUMERIC
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
@@ -99,7 +100,7 @@ cdef enum:
 
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
-         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC}
+         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP}
 SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
              "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
              "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN}
@@ -229,6 +230,7 @@ cdef class CMKernel(Kernel):
                     any(kind in (K_RECORD, K_COLUMN) for kind, j in spec.contexts) or
                     spec.periods, spec.periods, any(kind == K_TEXT for kind, j in spec.contexts)):
             raise MemoryError()
+        ctx_markup_init(&self.ctx, any(kind == K_MARKUP for kind, j in spec.contexts))
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self._build_bank(spec)
         self.n_inputs = 1
@@ -662,6 +664,7 @@ cdef class CMKernel(Kernel):
                 "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)],
                 "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
                 "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS,
+                "markup": (MM_MODES, MK_DEPTH_MAX),
                 "image_maps": IMAGE_MAPS if self.image else 0, "image_size": 1 << IMAGE_BITS,
                 "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE}
 

@@ -7,7 +7,10 @@
 # registration), its name in ``KINDS`` (kernel.pyx); the config (seqzip/models/cm.py) says how
 # many of it a level uses (a field, its range, one line building ``CMSpec.contexts``).
 from libc.stdint cimport int64_t, uint64_t
-from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_record_length
+from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLAGS, MK_LINE,
+                                         MK_MODE, MK_PROSE1, MK_PROSE2, MK_STACK, MK_STACK0, MK_STRIPPED,
+                                         MK_TAG, MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT,
+                                         Context, ctx_back, ctx_record_length)
 from seqzip._kernels.cm.tables cimport hash2
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
@@ -23,7 +26,8 @@ cdef enum:  # context kinds (the tags' ids)
     K_ALIGNED = 7     # aligned=1: 32-bit words (machine code of fixed-width instructions)
     K_ALIGNED16 = 8   # aligned16: 16-bit words (16-bit instruction sets, 16-bit samples)
     K_NUMERIC = 9     # numeric: the next sample predicted from the previous ones
-    N_KINDS = 10
+    K_MARKUP = 10     # markup (bits): tags, attributes, open elements, lines, the text
+    N_KINDS = 11
 
 
 cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -222,6 +226,45 @@ cdef inline uint64_t numeric_hash(const Context* c, uint64_t tag, int j) noexcep
                  (<uint64_t>k << 12) | (<uint64_t>step << 16))
 
 
+cdef inline uint64_t markup_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """The markup trackers (``ctx_markup``), each with the markup mode: in a tag its name,
+    the attribute's name and its value so far; in text the open elements with the word or
+    the last bytes; the line's indent and first byte; the last tag and the words since; the
+    words and bytes outside tags (``CMConfig.markup`` lists the contexts by j)."""
+    cdef const uint64_t* m = c.mk
+    cdef uint64_t d = m[MK_DEPTH], mode = m[MK_MODE]
+    cdef uint64_t top = m[MK_STACK0 + ((d - 1) & (MK_STACK - 1))] if d else 0
+    cdef uint64_t h = c.word0 if c.word_len else hash2(tag, (c.c8 & 0xFFFF) | 0x2020)
+    cdef uint64_t base = hash2(tag, mode | ((m[MK_FLAGS] & 3) << 8))
+    if j == 0:  # in text the element and the word; in a tag its name, attribute, value
+        if mode == MM_TEXT:
+            return hash2(hash2(base, top), h)
+        return hash2(hash2(hash2(base, m[MK_TAG]), m[MK_ATTR]), m[MK_VALUE])
+    if j == 1:  # the two innermost elements (in a tag: the tag) and the last two bytes
+        if mode == MM_TEXT:
+            return hash2(hash2(hash2(base, top),
+                               m[MK_STACK0 + ((d - 2) & (MK_STACK - 1))] if d > 1 else 0),
+                         c.c8 & 0xFFFF)
+        return hash2(hash2(base, m[MK_TAG]), c.c8 & 0xFFFF)
+    if j == 2:  # the line's indent and first byte, the last two bytes
+        return hash2(hash2(base, m[MK_LINE] & 0xFFFF), c.c8 & 0xFFFF)
+    if j == 4:  # the word and the previous word of the text (words in tags skipped)
+        return hash2(hash2(base, h), m[MK_PROSE1])
+    if j == 5:  # the word and the two before it in the text
+        return hash2(hash2(hash2(base, h), m[MK_PROSE1]), m[MK_PROSE2])
+    if j == 6:  # the last 3 bytes outside tags
+        return hash2(base, m[MK_STRIPPED] & 0xFFFFFF)
+    if j == 7:  # the last 5 bytes outside tags
+        return hash2(base, m[MK_STRIPPED] & 0xFFFFFFFFFFULL)
+    if j == 8:  # the last tag, the words since it (up to 3) and the last two bytes
+        return hash2(hash2(base, m[MK_TAG] + min(m[MK_WORDS], <uint64_t>3)), c.c8 & 0xFFFF)
+    if j == 9:  # as j = 3 with the previous word of the text
+        return hash2(hash2(hash2(hash2(base, top), m[MK_TAG] + min(m[MK_WORDS], <uint64_t>3)),
+                           h), m[MK_PROSE1])
+    # j == 3: the element, the last tag, the words since it (up to 3) and the word
+    return hash2(hash2(hash2(base, top), m[MK_TAG] + min(m[MK_WORDS], <uint64_t>3)), h)
+
+
 cdef inline kind_hash kind_function(int kind) noexcept nogil:
     """The registration of the kinds: id -> function (NULL for an unknown id)."""
     if kind == K_ORDER:
@@ -244,6 +287,8 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
         return aligned16_hash
     if kind == K_NUMERIC:
         return numeric_hash
+    if kind == K_MARKUP:
+        return markup_hash
     return NULL
 
 

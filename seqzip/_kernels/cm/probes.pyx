@@ -8,7 +8,7 @@ from libc.stdlib cimport calloc, free
 
 from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
-from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_update
+from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_markup_init, ctx_update
 from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
 from seqzip._kernels.cm.tables cimport (MAX_STATES, N_STATES, STATE_LAST, STATE_N0, STATE_N1,
@@ -76,10 +76,10 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
 
 
 def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
-                      bint text=False):
+                      bint text=False, bint markup=False):
     """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
     0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
-    text trackers): for tests of the kinds' stability."""
+    text trackers, ``markup``: the markup trackers): for tests of the kinds' stability."""
     cdef Context* c = <Context*>calloc(1, sizeof(Context))
     cdef kind_hash f
     if c == NULL or ctx_init(c, 16, records, periods, text) < 0:
@@ -87,6 +87,7 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
             free(c.history)
         free(c)
         raise MemoryError()
+    ctx_markup_init(c, markup)
     try:
         for b in data:
             ctx_update(c, b, b)
