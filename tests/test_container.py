@@ -93,18 +93,20 @@ GOLDEN_STREAMS_V6 = {
 
 
 def as_version_6(stream: bytes) -> bytes:
-    """A format-8 stream rewritten as format 6 wrote it (a format-9 one as format 7): the same
-    fields under the version-6 header, the same frames (their layout did not change)."""
+    """A format-8 or 10 stream rewritten as format 6 wrote it (9 or 11 as format 7): the same
+    fields under the version-6 header (a preset id above 15 as a one-byte config), the same
+    frames (their layout did not change)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (8, 9)
-    return dataclasses.replace(header, version=header.version - 2).pack() + stream[offset:]
+    assert header.version in (8, 9, 10, 11)
+    old = 7 if header.version in container.WITH_DICTIONARY else 6
+    return dataclasses.replace(header, version=old).pack() + stream[offset:]
 
 
 def as_version_4(stream: bytes) -> bytes:
     """A stream rewritten as format 4 wrote it: the same fields and payloads under the
     fixed-size header and frame heads (checksums recomputed)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (6, container.VERSION)
+    assert header.version in (6, 8, 10)
     config = header.config
     if config[0] == 0:  # a custom config: format 4 stored its JSON array
         spec = seqzip.api.spec_for_header(header)
@@ -143,6 +145,9 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 10): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
     ("cm", 11): (72, "f68d56004a58079876b8c242da304d0c91d8a26922e7581bd8c60c2a8418d1a2"),
     ("cm", 12): (72, "55c9056368843e1f49db87f8654a2e6a9f44f5ceb496dc94d0d194a56732617d"),
+    ("cm", 16): (80, "08d9589ab8380b8cdc55651f124c518580bc6c6917aa61ea89f78a23521cb1af"),
+    ("cm", 17): (72, "45eb9b3cbaffc82c9cd5d7696ffe7891c317a55a31a49675a10e9f8248672622"),
+    ("cm", 18): (72, "99d918ccb3199b3289b5fed593a205db65494b1687332dff63d211e771e6b2d1"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -150,10 +155,14 @@ GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 12): (72, "d696ef7ef14748f31799175a4ca8b6e970734846954468f3d5c8f0c83b2cd61f"),
 }
 # The presets' variants for binary data (``VARIANT_IDS``: levels 6 and 9 with the 1-bit image
-# expert), the same way: preset id -> size and SHA-256.
+# expert; since 19-21, levels 1, 6 and 9 of the second round), the same way: preset id -> size
+# and SHA-256.
 GOLDEN_STREAMS_VARIANTS = {
     ("cm", 13): (72, "157c0ec789462dd38659d6d7da63e511fae0126be6bd87e7d748643f92f55653"),
     ("cm", 14): (68, "879ea5f89fbf054bdb5743edfacbe469439f615a3bcfa6519e0e97cc502ad040"),
+    ("cm", 19): (80, "35c1cc9c2f514f6a77a02559a84ab08023230277cb54e86527970ebb50e0c512"),
+    ("cm", 20): (72, "01a8bb91ff157e7e803a552c14467fc4e22f1fc699f5a50332392f010b3c662e"),
+    ("cm", 21): (72, "13736c6b9436dae450ec1776fba2f33cdc23653820374397a153da79705c363c"),
 }
 
 
@@ -253,12 +262,14 @@ PRESETS_SHA256_ADDED = {
 }
 # Presets added since under ids beyond 9 (cm's ``PRESETS`` table, which only grows), pinned by
 # the generation that added them so that a new one never moves an old digest: issue 20's
-# levels 1, 6, 9 (10-12), their binary variants with the 1-bit image expert (13-14).  Each
+# levels 1, 6, 9 (10-12), their binary variants with the 1-bit image expert (13-14), its
+# second round's levels 1, 6, 9 (16-18, format 10) and their variants (19-21).  Each
 # preset is pinned by the fields it sets away from the config's defaults (``_later_digest``),
 # so a field added since at its default moves no digest.
 PRESETS_SHA256_LATER = {
     "cm": {(10, 11, 12): "6b1eadb200bb8d1734a5da8ef7d38727e2394728f42ddbdb63af7c39495e67aa",
-           (13, 14): "2589c1c7efe1a0c03140c6f480dd4ca11db89a51cfe1de7b34b013a747f85bc2"},
+           (13, 14): "2589c1c7efe1a0c03140c6f480dd4ca11db89a51cfe1de7b34b013a747f85bc2",
+           (16, 17, 18, 19, 20, 21): "c45a582b8199dd10bb9fd4c3adf13ebd685786558c9ba26c28d7bc115d2d5f0b"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

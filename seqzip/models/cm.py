@@ -340,7 +340,25 @@ PRESETS.update({
 # preset id -> (the id of the preset it varies, its changes): see CMConfig.VARIANT_IDS
 VARIANTS: dict[int, tuple[int, dict]] = {13: (11, {"image": 1}), 14: (12, {"image": 1})}
 PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in VARIANTS.items()})
-LEVEL_IDS = {1: 10, 6: 11, 9: 12}  # CMConfig.PRESET_IDS: a level -> its preset's id today
+# Issue 20, round two (benchmarks/canterbury.py, one run; bytes of the whole corpus at level 1
+# 377,260 -> XXX): level 1 takes word contexts, two APMs, a weight set selected by the
+# previous byte's high nibble and the kind of the byte before (c12n) and 1 Mi slots, and on
+# text leaves out the record contexts (alice29.txt 2.054 -> 1.956 bpc, below PPMd order 6 on
+# every book); levels 6 and 9 take six weight sets (c12n, match, ordern, c1, word, c2) and level
+# 6 8 Mi slots, and four markup contexts (526: the open elements, the line's indent, the last
+# tag and the words since); on binary data every level's variant adds record contexts (level 1) or the
+# image expert, the numeric-sample expert and the 16-bit and numeric contexts (6 and 9).
+_SETS = "c12n,match,ordern,c1,word,c2"
+PRESETS.update({
+    16: dict(PRESETS[10], word=1, apm=2, sets="c12n", table_bits=20, record=0),
+    17: dict(PRESETS[11], sets=_SETS, table_bits=23, markup=526),
+    18: dict(PRESETS[12], sets=_SETS, markup=526),
+})
+_BINARY = dict(image=1, samples=1, numeric=3, aligned16=1, markup=0)
+_VARIANTS_2 = {19: (16, dict(record=2, sets="c12n,match")), 20: (17, _BINARY), 21: (18, _BINARY)}
+VARIANTS.update(_VARIANTS_2)
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VARIANTS_2.items()})
+LEVEL_IDS = {1: 16, 6: 17, 9: 18}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
 CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS
 

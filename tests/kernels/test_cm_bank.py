@@ -19,7 +19,7 @@ GOLDEN = {
 def _config(name):
     if name == "level2":
         return replace(CMConfig.for_level(2), table_bits=14, history_bits=14)
-    return replace(CMConfig.for_level(6), table_bits=14, history_bits=14, match2=12, record=2,
+    return replace(CMConfig.for_preset_id(11), table_bits=14, history_bits=14, match2=12, record=2,
                    text=1, aligned=1, indirect=1, columns=1, experts="order2", network="glnn",
                    network_config=network_config("glnn", n_units=8, interval=16),
                    sets="node,match,order,c1,word,c2,net,gate", gate_units=4,

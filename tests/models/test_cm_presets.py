@@ -70,15 +70,18 @@ def test_a_new_level_stream_is_a_one_byte_preset_and_round_trips():
 
 @pytest.mark.parametrize("level", [6, 9, 1])
 def test_binary_data_takes_the_level_variant_with_the_image_expert(level):
-    """Data holding a zero byte is coded at levels 6 and 9 with the 1-bit image expert, under
-    the variant's own preset id (level 1 has none); the decoder follows the header, and
+    """Data holding a zero byte is coded by the level's variant for binary data, under the
+    variant's own preset id: at levels 6 and 9 with the 1-bit image expert and the sample
+    expert, at level 1 with record contexts; the decoder follows the header, and
     ``seqzip -l`` still reports the level."""
     from seqzip.streaminfo import level_of
 
     own = CMConfig.PRESET_IDS[level]
     variants = [i for i, (base, _) in CMConfig.VARIANT_IDS.items() if base == own]
-    assert len(variants) == (level != 1)
-    variant = (variants or [own])[0]
+    assert len(variants) == 1
+    variant = variants[0]
+    assert CMConfig.for_preset_id(variant).samples == (level != 1)
+    assert CMConfig.for_preset_id(variant).record == 2 != CMConfig.for_level(1).record
     packed = seqzip.compress(DATA, level)
     header = container.parse_header(packed)[0]
     assert header.config == bytes([variant]) and seqzip.decompress(packed) == DATA

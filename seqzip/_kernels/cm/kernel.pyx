@@ -5,34 +5,28 @@ A bit-mode kernel (``seqzip._core``): a symbol of an alphabet of A values is cod
 B = ceil(log2 A) binary decisions, most significant first.  A decision whose other branch holds
 no symbol of the alphabet is forced and costs nothing.  For every decision:
 
-1. *Experts* each give a probability that the bit is 1.  They are the *bank*: components
-   behind one C-level interface (``component.pxd``), each owning its state, its memory
-   account and its named state for get/set; this kernel runs the bank, the mixer and the APMs:
-   - context models (``hashed.pxd``): order 0 and 1 from direct tables, orders 2 and up
-     (and word, sparse, record, indirect, column, text and aligned contexts: ``kinds.pxd``)
-     from one hash table of 16-byte slots (``slots.pxd``), one slot per context and group
-     of up to 4 bits.  Each slot holds a *bit
-     history* per node, mapped to a probability by an adaptive table per context
-     (``tables.pxd``: the states and the StateMap rule);
-   - match models (``match.pxd``): the last earlier occurrence of the current context predicts
-     the symbol that followed it; its confidence is learned per match length;
-   - symbol experts (``experts.pxd``): any symbol-mode kernel (CTW, order2, an online network)
-     through its ``ModelInterface``.
-   The contexts read one shared context state (``context.pxd``: history, words, lines,
-   records, follow tables), updated once per symbol.
+1. *Experts* each give a probability that the bit is 1: the *bank* of components behind one
+   C-level interface (``component.pxd``), each owning its state, memory account and named
+   state; this kernel runs the bank, the mixer and the APMs:
+   - context models (``hashed.pxd``): orders 0 and 1 from direct tables, orders 2 and up and
+     the other kinds (``kinds.pxd``: word, sparse, record, markup, numeric ...) from one hash
+     table of 16-byte slots (``slots.pxd``), a *bit history* per node mapped to a probability
+     by an adaptive table per context (``tables.pxd``);
+   - match models (``match.pxd``); the 1-bit image and numeric-sample experts (``image.pxd``,
+     ``samples.pxd``); symbol experts (``experts.pxd``): any symbol-mode kernel (CTW,
+     order2, an online network) through its ``ModelInterface``.
+   They read one context state (``context.pxd``), updated once per symbol.
 2. A *mixer* (``mixer.pxd``) combines the experts' stretched probabilities (log-odds): several
-   weight sets, each chosen by a small context (the node of the symbol, the match state, the
-   previous symbol, how many contexts are known), and one weight set *gated* by the online
-   network's state (weights = U . a); a second layer mixes their outputs.  Trained per bit by
-   Ollivier's quasi-diagonal Newton step (QDH), or plain SGD, or Adam.
-3. *Secondary estimation* (``apm.pxd``): the mixed probability is refined by interpolated
-   tables indexed by short contexts (order 0, order 1, a hash of order 2) and averaged in.
-
-The result is P(1) in units of 2^-16, clamped to [16, 65520] (``seqzip._core`` codes it).
+   weight sets, each chosen by a small context (``selectors.pxd``), and one weight set
+   *gated* by the online network's state (weights = U . a); a second layer mixes their
+   outputs.  Trained per bit by Ollivier's quasi-diagonal Newton step (QDH), SGD or Adam.
+3. *Secondary estimation* (``apm.pxd``): the mixed probability refined by interpolated
+   tables indexed by short contexts and averaged in.  The result is P(1) in units of 2^-16,
+   clamped to [16, 65520] (``seqzip._core`` codes it).
 
 Determinism: tables and counts are integers; the mixer and APMs use float64 with + - * / in
 fixed orders and table-driven stretch/squash computed at import from seqzip's det_log/det_exp.
-Memory: every table is allocated once, at its configured size (``memory_allocated``).
+Every table is allocated once, at its configured size (``memory_allocated``).
 
 The kernel takes its config already parsed and checked (``seqzip.models.cm.CMConfig.spec``):
 
@@ -74,20 +68,17 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
-from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_COLUMN, K_INDIRECT, K_MARKUP, K_ORDER,
-                                       K_RECORD, K_SPARSE, K_TEXT, K_WORD, MK_DEPTH_MAX,
-                                       MM_MODES, N_KINDS)
-from seqzip._kernels.cm.kinds cimport K_ALIGNED16, K_NUMERIC
+from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_COLUMN, K_INDIRECT, K_MARKUP,
+                                       K_NUMERIC, K_ORDER, K_RECORD, K_SPARSE, K_TEXT, K_WORD,
+                                       MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
                                        mm_state)
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
                                        mixer_fields, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_train, optimiser_tick)
-from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_C1, SEL_C12N,
-                                           SEL_C1N, SEL_C2, SEL_GATE, SEL_MATCH, SEL_NET,
-                                           SEL_NODE, SEL_ORDER, SEL_ORDERN, SEL_WORD,
-                                           selector_row, selector_rows)
+from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
+                                           selector_ids, selector_row, selector_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
 from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, hash2, squash
 
@@ -101,9 +92,7 @@ cdef enum:
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
          "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP}
-SELECTORS = {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
-             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
-             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN}
+SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,

@@ -19,6 +19,13 @@ cdef enum:
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
+cdef inline dict selector_ids():
+    """The selectors by the names configs give them (``CMConfig.sets``)."""
+    return {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
+            "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
+            "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN}
+
+
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
     if sel == SEL_NODE:
         return 1 << B
