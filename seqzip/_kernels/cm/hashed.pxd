@@ -13,7 +13,7 @@ from seqzip._kernels.cm.field cimport F_BYTES, F_INT
 from seqzip._kernels.cm.kinds cimport kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.slots cimport (EMPTY_SLOT, MAX_CONTEXTS, SlotTable, st_bytes, st_find,
                                        st_init, st_lookup, st_prefetch, st_write)
-from seqzip._kernels.cm.tables cimport (MAX_STATES, STATE_NEXT, StateMap, hash2,
+from seqzip._kernels.cm.tables cimport (STATE_NEXT, StateMap, hash2, sm_fields,
                                         sm_init_states, sm_learn, sm_memory, sm_stretch)
 
 
@@ -135,8 +135,7 @@ cdef inline list cx_fields(void* s):
            ("o0", F_BYTES, <size_t>c.o0, 1 << c.B, False),
            ("o1", F_BYTES, <size_t>c.o1, c.A << c.B, False)]
     for i in range(c.n_hashed + 2):
-        out.append((f"map{i}.p", F_BYTES, <size_t>c.maps[i].p, MAX_STATES * 4, False))
-        out.append((f"map{i}.n", F_BYTES, <size_t>c.maps[i].n, MAX_STATES * 2, False))
+        out += sm_fields(f"map{i}", &c.maps[i])
     out += [("ctx_hash", F_BYTES, <size_t>&c.ctx_hash[0], sizeof(c.ctx_hash), False),
             ("group_hash", F_BYTES, <size_t>&c.group_hash[0], sizeof(c.group_hash), False),
             ("map_state", F_BYTES, <size_t>&c.map_state[0], sizeof(c.map_state), False),

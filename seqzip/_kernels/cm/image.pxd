@@ -7,13 +7,14 @@
 # The coding alphabet must be the byte values 0..top (format 8 codes cm so) for the bits to be
 # pixels; on other data the neighbourhoods are still exact functions of the history, only less
 # telling (record-structured binaries gain a little: kennedy.xls -1.6%, sum -1.5% at level 6).
-from libc.stdint cimport uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free
 from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
                                            nothing_begin, nothing_bit, nothing_symbol)
-from seqzip._kernels.cm.field cimport F_BYTES, F_INT
+from seqzip._kernels.cm.field cimport F_INT
 from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_record_length
-from seqzip._kernels.cm.tables cimport StateMap, sm_learn, sm_stretch
+from seqzip._kernels.cm.tables cimport (StateMap, sm_fields, sm_init_half, sm_learn,
+                                        sm_stretch)
 
 cdef enum:
     IMAGE_MAPS = 5
@@ -102,8 +103,7 @@ cdef inline list image_fields(void* s):
     cdef int i
     cdef list out = []
     for i in range(IMAGE_MAPS):
-        out.append((f"image{i}.p", F_BYTES, <size_t>m.map[i].p, (1 << IMAGE_BITS) * 4, False))
-        out.append((f"image{i}.n", F_BYTES, <size_t>m.map[i].n, (1 << IMAGE_BITS) * 2, False))
+        out += sm_fields(f"image{i}", &m.map[i])
         out.append((f"image{i}.index", F_INT, <size_t>&m.index[i], sizeof(int), False))
     return out
 
@@ -112,7 +112,7 @@ cdef inline int image_build(Component* c, const Cursor* at, object spec, object 
                             int index) except -1:
     """The image expert: its tables at P(1) = 1/2."""
     cdef Image* m = <Image*>calloc(1, sizeof(Image))
-    cdef int i, k
+    cdef int i
     if m == NULL:
         raise MemoryError()
     c.state, c.free, c.n_inputs = m, image_free, IMAGE_MAPS
@@ -120,11 +120,6 @@ cdef inline int image_build(Component* c, const Cursor* at, object spec, object 
     c.update, c.begin, c.walk = nothing_symbol, nothing_begin, image_walk
     c.memory, c.fields = image_memory, image_fields
     for i in range(IMAGE_MAPS):
-        m.map[i].size = 1 << IMAGE_BITS
-        m.map[i].p = <uint32_t*>malloc((1 << IMAGE_BITS) * sizeof(uint32_t))
-        m.map[i].n = <uint16_t*>calloc(1 << IMAGE_BITS, sizeof(uint16_t))
-        if m.map[i].p == NULL or m.map[i].n == NULL:
+        if sm_init_half(&m.map[i], 1 << IMAGE_BITS) < 0:
             raise MemoryError()
-        for k in range(1 << IMAGE_BITS):
-            m.map[i].p[k] = 2147483648u
     return 0

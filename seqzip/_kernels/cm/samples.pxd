@@ -8,13 +8,14 @@
 # (the StateMap rule) per predictor.  The coding alphabet must be the byte values 0..top (cm
 # codes bytes so) for the bits to be the sample's; on other data the contexts are still exact
 # functions of the history, only less telling.
-from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
 from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
                                            nothing_bit)
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT
 from seqzip._kernels.cm.context cimport Context, ctx_back
-from seqzip._kernels.cm.tables cimport StateMap, sm_learn, sm_stretch
+from seqzip._kernels.cm.tables cimport (StateMap, sm_fields, sm_init_half, sm_learn,
+                                        sm_stretch)
 
 cdef enum:
     SAMPLE_MAPS = 6       # predictors: (2 bytes, linear), (2, v1), (4, linear), (4, v1),
@@ -194,8 +195,7 @@ cdef inline list samples_fields(void* s):
     cdef int i
     cdef list out = []
     for i in range(SAMPLE_MAPS):
-        out.append((f"samples{i}.p", F_BYTES, <size_t>m.map[i].p, SAMPLE_SIZE * 4, False))
-        out.append((f"samples{i}.n", F_BYTES, <size_t>m.map[i].n, SAMPLE_SIZE * 2, False))
+        out += sm_fields(f"samples{i}", &m.map[i])
         out.append((f"samples{i}.index", F_INT, <size_t>&m.index[i], sizeof(int), False))
     out.append(("samples.pred", F_BYTES, <size_t>&m.pred[0], sizeof(m.pred), True))
     out.append(("samples.err", F_BYTES, <size_t>&m.err[0], sizeof(m.err), True))
@@ -207,7 +207,7 @@ cdef inline int samples_build(Component* c, const Cursor* at, object spec, objec
                               int index) except -1:
     """The sample expert: its tables at P(1) = 1/2."""
     cdef Samples* m = <Samples*>calloc(1, sizeof(Samples))
-    cdef int i, k
+    cdef int i
     if m == NULL:
         raise MemoryError()
     c.state, c.free, c.n_inputs = m, samples_free, SAMPLE_MAPS
@@ -217,11 +217,6 @@ cdef inline int samples_build(Component* c, const Cursor* at, object spec, objec
     for i in range(2):
         m.w[i][0], m.w[i][1] = 2.0, -1.0
     for i in range(SAMPLE_MAPS):
-        m.map[i].size = SAMPLE_SIZE
-        m.map[i].p = <uint32_t*>malloc(SAMPLE_SIZE * sizeof(uint32_t))
-        m.map[i].n = <uint16_t*>calloc(SAMPLE_SIZE, sizeof(uint16_t))
-        if m.map[i].p == NULL or m.map[i].n == NULL:
+        if sm_init_half(&m.map[i], SAMPLE_SIZE) < 0:
             raise MemoryError()
-        for k in range(SAMPLE_SIZE):
-            m.map[i].p[k] = 2147483648u
     return 0

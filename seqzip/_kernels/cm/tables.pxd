@@ -9,6 +9,7 @@
 # the one extension that cimports this file (cm.kernel), built by ``build_tables`` at import.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, malloc
+from seqzip._kernels.cm.field cimport F_BYTES
 from seqzip._kernels.detmath cimport det_exp, det_log
 
 cdef enum:
@@ -133,19 +134,36 @@ cdef struct StateMap:
     int size
 
 
+cdef inline int sm_init_half(StateMap* m, int size) noexcept nogil:
+    """A map over ``size`` direct indices (the image and sample experts' tables), each at
+    P(1) = 1/2.  -1 when out of memory."""
+    cdef int k
+    m.size = size
+    m.p = <uint32_t*>malloc(size * sizeof(uint32_t))
+    m.n = <uint16_t*>calloc(size, sizeof(uint16_t))
+    if m.p == NULL or m.n == NULL:
+        return -1
+    for k in range(size):
+        m.p[k] = 2147483648u
+    return 0
+
+
 cdef inline int sm_init_states(StateMap* m) noexcept nogil:
     """A map over the bit-history states, each starting at its counts' own estimate
     (n1 + 1/2) / (n0 + n1 + 1).  -1 when out of memory."""
     cdef int s
-    m.size = MAX_STATES
-    m.p = <uint32_t*>malloc(MAX_STATES * sizeof(uint32_t))
-    m.n = <uint16_t*>calloc(MAX_STATES, sizeof(uint16_t))
-    if m.p == NULL or m.n == NULL:
+    if sm_init_half(m, MAX_STATES) < 0:
         return -1
     for s in range(MAX_STATES):
         m.p[s] = <uint32_t>((STATE_N1[s] + 0.5) / (STATE_N0[s] + STATE_N1[s] + 1.0)
                             * 4294967295.0)
     return 0
+
+
+cdef inline list sm_fields(str name, const StateMap* m):
+    """A map's two arrays as state fields (``field.pxd``), named ``name.p`` and ``name.n``."""
+    return [(f"{name}.p", F_BYTES, <size_t>m.p, <size_t>m.size * 4, False),
+            (f"{name}.n", F_BYTES, <size_t>m.n, <size_t>m.size * 2, False)]
 
 
 cdef inline double sm_stretch(const StateMap* m, int s) noexcept nogil:
