@@ -41,8 +41,9 @@ import zlib
 
 from .errors import CorruptError, LimitError
 from .header import (COMPACT, DEFAULT_FRAME, DICTIONARY_BYTES, DICTIONARY_VERSION,  # noqa: F401
-                     FOLDED_MODEL_ID, MAGIC, MAX_CONFIG_BYTES, MAX_FRAME, MAX_LENGTH, READABLE,
-                     TERSE, VERSION, WITH_DICTIONARY, NeedMoreData, StreamHeader,
+                     FOLDED_MODEL_ID, HIGH_PRESETS, MAGIC, MAX_CONFIG_BYTES, MAX_FRAME,
+                     MAX_LENGTH, READABLE, TERSE, VERSION, WITH_DICTIONARY, NeedMoreData,
+                     StreamHeader,
                      _varints, alphabet_codes, alphabet_field, parse_header)
 
 CHECKED = 4  # the first version with block checks in its frames

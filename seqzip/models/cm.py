@@ -33,8 +33,8 @@ SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
 class CMSpec:
     """A config as the kernel takes it: parsed and checked once (``CMConfig.spec``).
 
-        >>> CMConfig.for_level(1).spec.contexts
-        ((0, 2), (0, 3), (0, 4), (3, 0), (3, 1), (3, 2))
+        >>> CMConfig.for_level(1).spec.contexts  # orders 2-4 and two word contexts
+        ((0, 2), (0, 3), (0, 4), (1, 0), (1, 1))
     """
     contexts: tuple[tuple[int, int], ...]  # (kind id, parameter), in input order
     matches: tuple[int, ...]  # minimum lengths of the match models
@@ -223,7 +223,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(11) == CMConfig.for_level(6) != CMConfig.for_preset_id(6)
+            >>> CMConfig.for_preset_id(17) == CMConfig.for_level(6) != CMConfig.for_preset_id(11)
             True
         """
         if preset_id not in PRESETS:
