@@ -45,6 +45,11 @@ ABLATIONS = {
     "text": dict(text=0),
     "aligned": dict(aligned=0),
     "apm": dict(apm=0),
+    "markup": dict(markup=0),
+    "image": dict(image=0),
+    "samples": dict(samples=0),
+    "16-bit/numeric": dict(aligned16=0, numeric=0),
+    "six sets": dict(sets="node,match,order,c1,word"),
 }
 
 
