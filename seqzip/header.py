@@ -273,22 +273,27 @@ def _shortest(alphabet: bytes) -> tuple[int, bytes]:
 
 
 def _pack_compact(h: StreamHeader) -> bytes:
-    pack_varint = _varints().pack_varint
     config = h.config
     level = config[0] if len(config) == 1 and 1 <= config[0] <= _LEVEL_MASK else 0
     tag, alphabet = _shortest(h.alphabet) if h.alphabet else (0, b"")
     flags = level | tag << 4 | (_SEED if h.seed else 0) | \
         (_FRAME if h.frame_size != DEFAULT_FRAME else 0)
     head = bytearray(MAGIC + bytes([h.version, h.model_id, flags]))
-    if not level:
-        head += pack_varint(len(config)) + config
-    head += h.dictionary
-    if h.seed:
-        head += pack_varint(h.seed)
-    head += pack_varint(h.length)
-    if h.frame_size != DEFAULT_FRAME:
-        head += pack_varint(h.frame_size)
-    head += alphabet + _CRC.pack(h.crc32)
+    head += _middle_fields(h, level) + alphabet + _CRC.pack(h.crc32)
+    return _sealed(head)
+
+
+def _middle_fields(h: StreamHeader, level: int) -> bytes:
+    """The fields both compact layouts write alike: the config (when no level names it), the
+    dictionary's hash, the seed, the length and the frame size (each when not its default)."""
+    pack_varint = _varints().pack_varint
+    out = b"" if level else pack_varint(len(h.config)) + h.config
+    out += h.dictionary + (pack_varint(h.seed) if h.seed else b"") + pack_varint(h.length)
+    return out + (pack_varint(h.frame_size) if h.frame_size != DEFAULT_FRAME else b"")
+
+
+def _sealed(head: bytearray) -> bytes:
+    """A compact header's bytes followed by their 16-bit check."""
     return bytes(head + _CHECK.pack(zlib.crc32(head) & 0xFFFF))
 
 
@@ -424,7 +429,6 @@ def terse_version(config: bytes, dictionary: bool) -> int:
 def _pack_terse(h: StreamHeader) -> bytes:
     if bool(h.length) != bool(h.alphabet) or (not h.length and h.crc32):
         raise ValueError("an alphabet and a CRC-32 go with a non-empty stream only")
-    pack_varint = _varints().pack_varint
     config = h.config
     base = _HIGH_BASE if h.version >= HIGH_PRESETS else 0
     level = config[0] - base if len(config) == 1 and 1 <= config[0] - base <= _LEVEL_MASK \
@@ -439,17 +443,10 @@ def _pack_terse(h: StreamHeader) -> bytes:
         head.append(h.model_id)
     if options:
         head.append(options)
-    if not level:
-        head += pack_varint(len(config)) + config
-    head += h.dictionary
-    if h.seed:
-        head += pack_varint(h.seed)
-    head += pack_varint(h.length)
-    if h.frame_size != DEFAULT_FRAME:
-        head += pack_varint(h.frame_size)
+    head += _middle_fields(h, level)
     if h.length:
         head += field + _CRC.pack(h.crc32)
-    return bytes(head + _CHECK.pack(zlib.crc32(head) & 0xFFFF))
+    return _sealed(head)
 
 
 def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
