@@ -11,7 +11,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc
 from libc.string cimport memset
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
-from seqzip._kernels.cm.tables cimport hash2
+from seqzip._kernels.cm.tables cimport big_calloc, hash2
 
 
 cdef enum:
@@ -80,7 +80,7 @@ cdef struct Context:
 cdef inline int ctx_init(Context* c, int history_bits, bint records, bint periods,
                          bint text) noexcept nogil:
     c.history_mask = (<uint64_t>1 << history_bits) - 1
-    c.history = <uint8_t*>calloc(c.history_mask + 1, 1)
+    c.history = <uint8_t*>big_calloc(c.history_mask + 1)
     c.pos = 0
     c.c8 = 0
     c.c1_index = 0

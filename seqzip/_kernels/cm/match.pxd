@@ -9,7 +9,7 @@ from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Curs
                                            nothing_begin)
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.context cimport Context
-from seqzip._kernels.cm.tables cimport StateMap, hash2, sm_learn, sm_stretch
+from seqzip._kernels.cm.tables cimport StateMap, big_calloc, hash2, sm_learn, sm_stretch
 
 cdef enum:
     MATCH_BUCKETS = 32   # length buckets of the confidence map (times 2 expected bits)
@@ -34,7 +34,7 @@ cdef inline int mm_init(MatchModel* m, int min_len, int bits) noexcept nogil:
     cdef int i
     m.min_len = min_len
     m.mask = (<uint64_t>1 << bits) - 1
-    m.table = <uint32_t*>calloc(m.mask + 1, sizeof(uint32_t))
+    m.table = <uint32_t*>big_calloc((m.mask + 1) * sizeof(uint32_t))
     m.sm.size = 128
     m.sm.p = <uint32_t*>malloc(128 * sizeof(uint32_t))
     m.sm.n = <uint16_t*>calloc(128, sizeof(uint16_t))

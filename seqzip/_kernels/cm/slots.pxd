@@ -10,7 +10,7 @@
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc
 from libc.string cimport memcpy, memset
-from seqzip._kernels.cm.tables cimport STATE_N0, STATE_N1
+from seqzip._kernels.cm.tables cimport STATE_N0, STATE_N1, big_calloc
 
 cdef enum:
     MAX_CONTEXTS = 48
@@ -40,7 +40,7 @@ cdef struct SlotTable:
 
 cdef inline int st_init(SlotTable* t, int table_bits) noexcept nogil:
     t.bucket_mask = ((<uint64_t>1 << table_bits) >> 2) - 1
-    t.table = <uint8_t*>calloc((t.bucket_mask + 1) * 64, 1)
+    t.table = <uint8_t*>big_calloc((t.bucket_mask + 1) * 64)
     t.tracking = 0
     t.jlen = 0
     return -1 if t.table == NULL else 0
