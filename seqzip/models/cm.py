@@ -115,6 +115,9 @@ class CMConfig:
     # it outside tags; (6, 7) the last 3 or 5 bytes outside tags; (8) the last tag, the words
     # since and the last two bytes; (9) as 3 with the word before outside tags.  Each bit is
     # a context (kinds.markup_hash); 526 (1, 2, 3, 9) is the measured pick (book.html -1.5%)
+    code: int = 0  # machine-code contexts (kind code), bit j the kind's j: (0-4) 16-bit
+    # big-endian instruction words (68000): instruction classes, opcode bytes, the previous
+    # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -122,8 +125,9 @@ class CMConfig:
     # leaves out the newest generations while their fields hold their defaults, and one
     # written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
-                                               "aligned16", "numeric", "samples", "markup")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4)
+                                               "aligned16", "numeric", "samples", "markup",
+                                               "code")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -177,7 +181,8 @@ class CMConfig:
             tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
-            tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1)
+            tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
+            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
@@ -255,7 +260,8 @@ class CMConfig:
         n_inputs = self._n_inputs  # type: ignore[attr-defined]
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
-                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B}
+                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
+                 "code32": 128 << B}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
