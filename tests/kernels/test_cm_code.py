@@ -153,7 +153,12 @@ def test_golden_stream_and_memory_bound():
     frames = packed[parse_header(packed)[1]:]
     assert (len(frames), hashlib.sha256(frames).hexdigest()) == GOLDEN
     assert seqzip.decompress(packed) == data
-    binary = CMConfig(**dict(dataclasses.asdict(CMConfig.for_preset_id(20)), code=5,
+    # the change proposed for level 6's binary variant: the same weight-set memory as c12n's
+    level6 = CMConfig.for_preset_id(20)
+    binary = CMConfig(**dict(dataclasses.asdict(level6), code=5, aligned16=0,
                              sets="code,match,ordern,c1,word,c2"))
     model = CMModel(binary, alphabet=bytes(range(256)), seed=0)
     assert model.kernel.memory_allocated() <= binary.memory_bytes(256)
+    # one more context's maps and one more input in each set (the code set's rows are c12n's)
+    assert binary.memory_bytes(256) - level6.memory_bytes(256) == 256 * 6 + 3 * 8 * (
+        (64 << 8) + 48 * 8 + (8 << 8) + 256 + 16 * 4 * 8 + 256 * 8)
