@@ -120,6 +120,7 @@ class CMConfig:
     # big-endian instruction words (68000): instruction classes, opcode bytes, the previous
     # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
     # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
+    # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
