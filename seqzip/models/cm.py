@@ -92,7 +92,8 @@ class CMConfig:
     sets: str = "node,match"  # the mixer's weight sets, each selected by a small context
     # (the kernel's SELECTORS; c1n: the previous byte's high nibble with the node of the symbol,
     # c12n: that and the kind of the byte before it, ordern: the known hashed contexts with the
-    # node -- issue 20: level 1 with c12n for node codes Canterbury 1.8% smaller)
+    # node -- issue 20: level 1 with c12n for node codes Canterbury 1.8% smaller; code, code32:
+    # the lane in the aligned 16- or 32-bit word, its first byte's high nibble, the node)
     layer2: bool = True  # a second layer mixes the sets' outputs (else they are averaged)
     optimizer: str = "qdh"  # the mixer's training: Ollivier's QDH, "sgd" or "adam"
     rate: float = 1.0  # learning rate of the first layer (QDH: of its Newton step)
@@ -115,6 +116,11 @@ class CMConfig:
     # it outside tags; (6, 7) the last 3 or 5 bytes outside tags; (8) the last tag, the words
     # since and the last two bytes; (9) as 3 with the word before outside tags.  Each bit is
     # a context (kinds.markup_hash); 526 (1, 2, 3, 9) is the measured pick (book.html -1.5%)
+    code: int = 0  # machine-code contexts (kind code), bit j the kind's j: (0-4) 16-bit
+    # big-endian instruction words (68000): instruction classes, opcode bytes, the previous
+    # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
+    # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
+    # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -122,8 +128,9 @@ class CMConfig:
     # leaves out the newest generations while their fields hold their defaults, and one
     # written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
-                                               "aligned16", "numeric", "samples", "markup")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4)
+                                               "aligned16", "numeric", "samples", "markup",
+                                               "code")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -177,7 +184,8 @@ class CMConfig:
             tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
-            tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1)
+            tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
+            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
@@ -255,7 +263,8 @@ class CMConfig:
         n_inputs = self._n_inputs  # type: ignore[attr-defined]
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
-                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B}
+                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
+                 "code32": 128 << B}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)

@@ -68,9 +68,9 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
-from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_COLUMN, K_INDIRECT, K_MARKUP,
-                                       K_NUMERIC, K_ORDER, K_RECORD, K_SPARSE, K_TEXT, K_WORD,
-                                       MK_DEPTH_MAX, MM_MODES, N_KINDS)
+from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
+                                       K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_SPARSE, K_TEXT,
+                                       K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
                                        mm_state)
@@ -91,7 +91,7 @@ cdef enum:
 
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
-         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP}
+         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP, "code": K_CODE}
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,

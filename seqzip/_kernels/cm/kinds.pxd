@@ -27,7 +27,8 @@ cdef enum:  # context kinds (the tags' ids)
     K_ALIGNED16 = 8   # aligned16: 16-bit words (16-bit instruction sets, 16-bit samples)
     K_NUMERIC = 9     # numeric: the next sample predicted from the previous ones
     K_MARKUP = 10     # markup (bits): tags, attributes, open elements, lines, the text
-    N_KINDS = 11
+    K_CODE = 11       # code (bits): machine code, 16-bit big-endian words and x86 (code_hash)
+    N_KINDS = 12
 
 
 cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -265,6 +266,56 @@ cdef inline uint64_t markup_hash(const Context* c, uint64_t tag, int j) noexcept
     return hash2(hash2(hash2(base, top), m[MK_TAG] + min(m[MK_WORDS], <uint64_t>3)), h)
 
 
+cdef inline uint64_t code_words(const Context* c, int k, int n, int shift, uint64_t mask) noexcept nogil:
+    """The first bytes of the previous n aligned 16-bit words (k: the lane), each shifted
+    right by ``shift`` and masked, packed 8 bits apart (the newest lowest)."""
+    cdef uint64_t out = 0
+    cdef int i
+    for i in range(n):
+        out |= ((ctx_back(c, <uint64_t>(k + 2 * i + 2)) >> shift) & mask) << (8 * i)
+    return out
+
+
+cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Machine code.  j = 0-4: instruction streams of 16-bit big-endian words (68000): the
+    lane (pos mod 2) and the word's byte so far with (0) the top nibbles of the previous four
+    words' first bytes (the instruction classes), (1) the previous word and the first byte of
+    the one before, (2) the first bytes of the previous three words (the opcode bytes), (3)
+    the previous word without its low 6 bits (the effective address) and the class of the
+    one before, (4) the words since the last return or frame set-up (4E75, 4E56; up to 8
+    words back) and the previous word.  j = 5: x86, the position in the 32-bit operand of a
+    CALL/JMP rel32 (E8, E9) or a near Jcc (0F 8x) within the last four bytes and the operand's
+    bytes so far (0: none, then the last byte)."""
+    cdef int k = <int>(c.pos & 1), i, n
+    cdef uint64_t h, w
+    if j == 5:
+        for i in range(1, 5):
+            w = ctx_back(c, <uint64_t>i)
+            if i <= c.pos and (w == 0xE8 or w == 0xE9 or
+                               (0x80 <= w <= 0x8F and ctx_back(c, <uint64_t>(i + 1)) == 0x0F)):
+                return hash2(tag, (<uint64_t>i << 40) | (w << 32) |
+                             (c.c8 & ((<uint64_t>1 << (8 * (i - 1))) - 1)))
+        return hash2(tag, c.c8 & 0xFF)
+    h = hash2(tag, (c.c8 & ((<uint64_t>1 << (8 * k)) - 1)) | (<uint64_t>k << 16))
+    w = (c.c8 >> (8 * k)) & 0xFFFF  # the previous word
+    if j == 0:
+        return hash2(h, code_words(c, k, 4, 4, 0xF))
+    if j == 1:
+        return hash2(h, w | (ctx_back(c, <uint64_t>(k + 4)) << 16))
+    if j == 2:
+        return hash2(h, code_words(c, k, 3, 0, 0xFF))
+    if j == 3:
+        return hash2(h, (w & 0xFFC0) | ((ctx_back(c, <uint64_t>(k + 4)) >> 4) << 16))
+    n = 8  # j == 4: words back to the last 4E75 or 4E56 (8: none within 8 or the start)
+    for i in range(min(8, <int>(c.pos >> 1))):
+        if ctx_back(c, <uint64_t>(k + 2 * i + 2)) == 0x4E and \
+                (ctx_back(c, <uint64_t>(k + 2 * i + 1)) == 0x75 or
+                 ctx_back(c, <uint64_t>(k + 2 * i + 1)) == 0x56):
+            n = i
+            break
+    return hash2(h, w | (<uint64_t>n << 16))
+
+
 cdef inline kind_hash kind_function(int kind) noexcept nogil:
     """The registration of the kinds: id -> function (NULL for an unknown id)."""
     if kind == K_ORDER:
@@ -289,6 +340,8 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
         return numeric_hash
     if kind == K_MARKUP:
         return markup_hash
+    if kind == K_CODE:
+        return code_hash
     return NULL
 
 

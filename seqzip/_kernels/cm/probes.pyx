@@ -8,9 +8,11 @@ from libc.stdlib cimport calloc, free
 
 from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
+from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_markup_init, ctx_update
 from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
+from seqzip._kernels.cm.selectors cimport selector_row
 from seqzip._kernels.cm.tables cimport (MAX_STATES, N_STATES, STATE_LAST, STATE_N0, STATE_N1,
                                         STATE_NEXT, StateMap, build_tables, sm_init_states,
                                         sm_learn, squash, stretch_p)
@@ -98,6 +100,28 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
                 raise ValueError("no such context kind")
             out.append(f(c, kind_tag(kind, j), j))
         return out
+    finally:
+        free(c.history)
+        free(c)
+
+
+def py_selector_row(bytes data, int selector, int node=1):
+    """The row a weight set with ``selector`` (an id of ``SELECTORS``; one that reads only
+    the context state) takes after ``data`` (bytes of the alphabet 0..255) at ``node`` of the
+    next byte (its depth: node's bit length - 1), from a fresh context state."""
+    cdef Context* c = <Context*>calloc(1, sizeof(Context))
+    cdef Cursor at
+    if c == NULL or ctx_init(c, 16, False, False, False) < 0:
+        if c != NULL:
+            free(c.history)
+        free(c)
+        raise MemoryError()
+    try:
+        for b in data:
+            ctx_update(c, b, b)
+        at.A, at.B, at.node, at.depth, at.gnode = 256, 8, node, node.bit_length() - 1, 1
+        at.to_byte, at.ctx = NULL, c
+        return selector_row(selector, &at, 0, 0, 0)
     finally:
         free(c.history)
         free(c)

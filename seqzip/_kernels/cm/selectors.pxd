@@ -1,7 +1,7 @@
 # cython: language_level=3
 # The mixer's weight-set selectors: the small context that picks a set's row for each bit.
 from seqzip._kernels.cm.component cimport Cursor
-from seqzip._kernels.cm.context cimport byte_class
+from seqzip._kernels.cm.context cimport Context, byte_class
 
 cdef enum:
     SEL_NODE = 0         # the node of the symbol
@@ -15,7 +15,9 @@ cdef enum:
     SEL_C1N = 8          # the previous byte's high nibble and the node of the symbol
     SEL_C12N = 9         # ... with the kind of the byte before it (letter, digit ...)
     SEL_ORDERN = 10      # how many hashed contexts are known (to 7) and the node
-    N_SELECTORS = 11
+    SEL_CODE = 11        # 16-bit code: the lane, the opcode byte's high nibble, the node
+    SEL_CODE32 = 12      # 32-bit code: the same in the aligned 32-bit word
+    N_SELECTORS = 13
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -23,7 +25,8 @@ cdef inline dict selector_ids():
     """The selectors by the names configs give them (``CMConfig.sets``)."""
     return {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
-            "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN}
+            "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "code": SEL_CODE,
+            "code32": SEL_CODE32}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -47,7 +50,27 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 64 << B
     if sel == SEL_ORDERN:
         return 8 << B
+    if sel == SEL_CODE:
+        return 64 << B
+    if sel == SEL_CODE32:
+        return 128 << B
     return 1
+
+
+cdef inline int code_row(const Context* c) noexcept nogil:
+    """SEL_CODE's row without the node (0..63)."""
+    cdef int k = <int>(c.pos & 1)
+    cdef int first = <int>((c.c8 >> (8 - 8 * k)) & 0xFF)
+    return (k * 16 + (first >> 4)) * 2 + (((c.c8 >> (8 * k)) & 0xFFFF) == 0)
+
+
+cdef inline int code32_row(const Context* c) noexcept nogil:
+    """SEL_CODE32's row without the node (0..127): the lane in the aligned 32-bit word, the
+    high nibble of the word's first byte (the previous word's in lane 0), whether the
+    previous 32 bits are 0."""
+    cdef int k = <int>(c.pos & 3)
+    cdef int first = <int>((c.c8 >> (8 * ((k - 1) & 3))) & 0xFF)
+    return (k * 16 + (first >> 4)) * 2 + ((c.c8 & 0xFFFFFFFFULL) == 0)
 
 
 cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pattern,
@@ -75,4 +98,9 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
                 byte_class(<int>((at.ctx.c8 >> 8) & 0xFF))) << at.B | at.node
     if sel == SEL_ORDERN:
         return min(n_known, 7) << at.B | at.node
+    if sel == SEL_CODE:  # the lane in the aligned 16-bit word, the high nibble of the word's
+        # first byte (the previous word's in lane 0), whether the previous word is 0
+        return code_row(at.ctx) << at.B | at.node
+    if sel == SEL_CODE32:
+        return code32_row(at.ctx) << at.B | at.node
     return 0
