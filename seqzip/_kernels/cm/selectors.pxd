@@ -2,6 +2,7 @@
 # The mixer's weight-set selectors: the small context that picks a set's row for each bit.
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport byte_class
+from seqzip._kernels.cm.image cimport image_pixel_row
 
 cdef enum:
     SEL_NODE = 0         # the node of the symbol
@@ -15,7 +16,8 @@ cdef enum:
     SEL_C1N = 8          # the previous byte's high nibble and the node of the symbol
     SEL_C12N = 9         # ... with the kind of the byte before it (letter, digit ...)
     SEL_ORDERN = 10      # how many hashed contexts are known (to 7) and the node
-    N_SELECTORS = 11
+    SEL_PIXEL = 11       # the 1-bit image's pixels around this one (image.pxd)
+    N_SELECTORS = 12
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -23,7 +25,7 @@ cdef inline dict selector_ids():
     """The selectors by the names configs give them (``CMConfig.sets``)."""
     return {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
-            "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN}
+            "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "pixel": SEL_PIXEL}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -47,6 +49,8 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 64 << B
     if sel == SEL_ORDERN:
         return 8 << B
+    if sel == SEL_PIXEL:
+        return 256
     return 1
 
 
@@ -75,4 +79,6 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
                 byte_class(<int>((at.ctx.c8 >> 8) & 0xFF))) << at.B | at.node
     if sel == SEL_ORDERN:
         return min(n_known, 7) << at.B | at.node
+    if sel == SEL_PIXEL:
+        return image_pixel_row(at)
     return 0
