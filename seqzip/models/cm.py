@@ -266,7 +266,7 @@ class CMConfig:
         n_inputs = self._n_inputs  # type: ignore[attr-defined]
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
-                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "pixel": 256}
+                 "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "pixel": 512}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
@@ -286,11 +286,14 @@ class CMConfig:
         return total
 
 
-# A bitmap codes best without the text, word and numeric contexts and the symbol experts
-# (their inputs only slow the mixer's learning), with image=2 and the weight sets selected by
-# the pixels around (ptt5 at level 6: 24,405 -> see the note of issue 20).
+# A bitmap codes best without the text, word, column and numeric contexts, the symbol experts
+# and the network (their inputs only slow the mixer's learning: level 9's mLSTM takes 97% of
+# the time for -16 bytes), with image=2, the weight sets selected by the pixels around, and a
+# mixer and APMs that settle more (ptt5, presets 20 and 21 with these changes: 24,405 and
+# 24,769 -> 22,057 bytes each, 2.8 and 3.3 s of CPU; without eps, decay and apm_rate 22,553).
 BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0, aligned16=0,
-                      samples=0, columns=0, experts="", image=2, sets="pixel,c1,match")
+                      samples=0, columns=0, experts="", network="", network_config="", image=2,
+                      sets="pixel,c1,match", eps=100.0, decay=0.99995, apm_rate=4)
 # bytes (of 256 values) whose eight pixels hold at most two changes (00111000, 11111110 ...)
 _SMOOTH = [b not in (0, 255) and bin((b ^ (b >> 1)) & 0x7F).count("1") <= 2
            for b in range(256)]

@@ -7,6 +7,12 @@
 # The coding alphabet must be the byte values 0..top (format 8 codes cm so) for the bits to be
 # pixels; on other data the neighbourhoods are still exact functions of the history, only less
 # telling (record-structured binaries gain a little: kennedy.xls -1.6%, sum -1.5% at level 6).
+# image=2 adds five tables (ptt5 at level 6 in its bitmap variant: 23,013 -> 22,929 bytes, and
+# APM stage 3 keyed by the pixels (``image_apm_row``): -164): a 16-pixel neighbourhood in a
+# 2^16 table (learns sooner than the large ones), the runs (the one ending left of the pixel,
+# how far the run above goes on each side), and three neighbourhoods through bit histories
+# (the hashed contexts' states, ``tables.pxd``: they forget, the direct tables average); and
+# ``image_pixel_row`` is the ``pixel`` weight-set selector's row (selectors.pxd).
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
 from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
@@ -20,7 +26,8 @@ cdef enum:
     IMAGE_MAPS = 5        # image=1's tables (image=2: twice as many inputs)
     IMAGE_BITS = 20       # each large table's index
     IMAGE_MAPS_MAX = 10
-    IMAGE_SMALL_BITS = 12  # image=2's small direct tables (5: a small neighbourhood, 8: runs)
+    IMAGE_MID_BITS = 16   # image=2's table 5 (a 16-pixel neighbourhood: learns sooner)
+    IMAGE_RUN_BITS = 12   # image=2's table 8 (runs)
     IMAGE_HISTORIES = 3   # image=2's bit-history tables (maps 6, 7 and 9)
 
 
@@ -62,7 +69,7 @@ cdef inline int _history_map(int j) noexcept nogil:
 
 
 cdef inline int image_pixel_row(const Cursor* at) noexcept nogil:
-    """The ``pixel`` selector's row (256): the pixels x-1..x+2 above, x two rows up, the two
+    """The ``pixel`` selector's row (512): the pixels x-2..x+2 above, x two rows up, the two
     to the left and whether a row length is known."""
     cdef const Context* c = at.ctx
     cdef uint64_t r = ctx_record_length(c), up1, up2
@@ -71,7 +78,7 @@ cdef inline int image_pixel_row(const Cursor* at) noexcept nogil:
         return left
     up1 = _row(c, r)
     up2 = _row(c, 2 * r)
-    return <int>(128 | (((up1 >> (shift - 2)) & 0xF) << 3) | (((up2 >> shift) & 1) << 2)) | left
+    return <int>(256 | (((up1 >> (shift - 2)) & 0x1F) << 3) | (((up2 >> shift) & 1) << 2)) | left
 
 
 cdef inline int image_apm_row(const Cursor* at) noexcept nogil:
@@ -118,9 +125,9 @@ cdef inline void image_predict(void* s, const Cursor* at, double* x) noexcept no
     m.index[4] = <int>((((up1 >> (shift - 2)) & 0x1F) << 15) | (((up2 >> (shift - 2)) & 0x1F) << 10)
                        | (((up3 >> (shift - 2)) & 0x1F) << 5) | ((up4 >> (shift - 2)) & 0x1F))
     if m.n_maps > IMAGE_MAPS:
-        # small (learns fast): x-2..x+2 above (5), x-1..x+1 two rows up (3), 4 to the left
-        m.index[5] = <int>((((up1 >> (shift - 2)) & 0x1F) << 7) |
-                           (((up2 >> (shift - 1)) & 7) << 4) | (left & 0xF))
+        # x-3..x+3 above (7), x-2..x+2 two rows up (5), 4 to the left (a 2^16 table)
+        m.index[5] = <int>((((up1 >> (shift - 3)) & 0x7F) << 9) |
+                           (((up2 >> (shift - 2)) & 0x1F) << 4) | (left & 0xF))
         # runs: the run to the left (to 15) and its pixel, the pixel above and how far its
         # run goes on to the right (to 7) and to the left (to 7), x two rows up
         m.index[8] = <int>((_run(left24, 0, 1, 15) << 8) | ((left & 1) << 7) |
@@ -166,8 +173,10 @@ cdef inline int image_map_size(int n_maps, int i) noexcept nogil:
     """Entries of map i of an expert of ``n_maps`` maps."""
     if i < IMAGE_MAPS:
         return 1 << IMAGE_BITS
-    if i == 5 or i == 8:
-        return 1 << IMAGE_SMALL_BITS
+    if i == 5:
+        return 1 << IMAGE_MID_BITS
+    if i == 8:
+        return 1 << IMAGE_RUN_BITS
     return MAX_STATES
 
 

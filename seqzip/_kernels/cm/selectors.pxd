@@ -50,7 +50,7 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
     if sel == SEL_ORDERN:
         return 8 << B
     if sel == SEL_PIXEL:
-        return 256
+        return 512
     return 1
 
 
