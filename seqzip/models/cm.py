@@ -290,7 +290,8 @@ class CMConfig:
 # and the network (their inputs only slow the mixer's learning: level 9's mLSTM takes 97% of
 # the time for -16 bytes), with image=2, the weight sets selected by the pixels around, and a
 # mixer and APMs that settle more (ptt5, presets 20 and 21 with these changes: 24,405 and
-# 24,769 -> 22,057 bytes each, 2.8 and 3.3 s of CPU; without eps, decay and apm_rate 22,553).
+# 24,769 -> 21,969 and 21,965 bytes, 2.7 and 3.6 s of CPU; without eps, decay and apm_rate
+# about 500 more).
 BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0, aligned16=0,
                       samples=0, columns=0, experts="", network="", network_config="", image=2,
                       sets="pixel,c1,match", eps=100.0, decay=0.99995, apm_rate=4)

@@ -31,7 +31,7 @@ def bitmap(rows: int = 600, width: int = 512, seed: int = 3) -> bytes:
 
 
 BITMAP = dict(record=2, image=2, sets="c12n,match,pixel", apm=4)
-GOLDEN = (724, "64cf5473f799a276b8064230864f76dd35ac5b6d2de6fe7ee226f9dd130436a3")
+GOLDEN = (724, "a8cb8e647f6efb07c46cb332de7b189d185607fed957691e847957c8a7740584")
 
 
 def test_bounds_and_inputs():

@@ -7,12 +7,12 @@
 # The coding alphabet must be the byte values 0..top (format 8 codes cm so) for the bits to be
 # pixels; on other data the neighbourhoods are still exact functions of the history, only less
 # telling (record-structured binaries gain a little: kennedy.xls -1.6%, sum -1.5% at level 6).
-# image=2 adds five tables (ptt5 at level 6 in its bitmap variant: 23,013 -> 22,929 bytes, and
-# APM stage 3 keyed by the pixels (``image_apm_row``): -164): a 16-pixel neighbourhood in a
-# 2^16 table (learns sooner than the large ones), the runs (the one ending left of the pixel,
-# how far the run above goes on each side), and three neighbourhoods through bit histories
-# (the hashed contexts' states, ``tables.pxd``: they forget, the direct tables average); and
-# ``image_pixel_row`` is the ``pixel`` weight-set selector's row (selectors.pxd).
+# image=2 adds five tables (ptt5 at level 6 in its bitmap variant: 23,013 -> 22,929 bytes; APM
+# stages 3 and 2 keyed by the pixels and the runs, ``image_apm_rows``: -164, -88): a 16-pixel
+# neighbourhood in a 2^16 table (learns sooner than the large ones), the runs (the one ending
+# left of the pixel, how far the run above goes on each side), and three neighbourhoods
+# through bit histories (the hashed contexts' states, ``tables.pxd``: they forget, the direct
+# tables average); ``image_pixel_row`` is the ``pixel`` weight-set selector's row.
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
 from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
@@ -81,18 +81,24 @@ cdef inline int image_pixel_row(const Cursor* at) noexcept nogil:
     return <int>(256 | (((up1 >> (shift - 2)) & 0x1F) << 3) | (((up2 >> shift) & 1) << 2)) | left
 
 
-cdef inline int image_apm_row(const Cursor* at) noexcept nogil:
-    """image=2's row of APM stage 3 (2^14): the pixels x-2..x+2 above, x-1..x+1 two rows up,
-    the five to the left and whether a row length is known."""
+cdef inline void image_apm_rows(const Cursor* at, int* rows) noexcept nogil:
+    """image=2's rows of APM stages 2 and 3 (2^14 each): the runs (as table 8) and the pixels
+    x-2..x+2 above, x-1..x+1 two rows up and the five to the left, each with whether a row
+    length is known."""
     cdef const Context* c = at.ctx
-    cdef uint64_t r = ctx_record_length(c), up1, up2
-    cdef int shift = 8 + 7 - at.depth, left = <int>(_left(at) & 0x1F)
+    cdef uint64_t r = ctx_record_length(c), up1, up2, left24 = _left(at)
+    cdef int shift = 8 + 7 - at.depth, left = <int>(left24 & 0x1F)
     if r < 2:
-        return left
+        rows[2] = <int>(left24 & 0xFF)
+        rows[3] = left
+        return
     up1 = _row(c, r)
     up2 = _row(c, 2 * r)
-    return <int>(0x2000 | (((up1 >> (shift - 2)) & 0x1F) << 8) |
-                 (((up2 >> (shift - 1)) & 7) << 5)) | left
+    rows[2] = <int>(0x1000 | (_run(left24, 0, 1, 15) << 8) | ((left24 & 1) << 7) |
+                    (((up1 >> shift) & 1) << 6) | ((_run(up1, shift, -1, 7) - 1) << 3) |
+                    (_run(up1, shift, 1, 7) - 1))
+    rows[3] = <int>(0x2000 | (((up1 >> (shift - 2)) & 0x1F) << 8) |
+                    (((up2 >> (shift - 1)) & 7) << 5)) | left
 
 
 cdef inline void image_predict(void* s, const Cursor* at, double* x) noexcept nogil:

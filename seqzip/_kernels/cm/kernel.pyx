@@ -66,7 +66,7 @@ from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
-from seqzip._kernels.cm.image cimport (IMAGE_MAPS, image_apm_row, image_build, image_bytes,
+from seqzip._kernels.cm.image cimport (IMAGE_MAPS, image_apm_rows, image_build, image_bytes,
                                        image_layout)
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_COLUMN, K_INDIRECT, K_MARKUP,
                                        K_NUMERIC, K_ORDER, K_RECORD, K_SPARSE, K_TEXT, K_WORD,
@@ -228,7 +228,7 @@ cdef class CMKernel(Kernel):
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
-        # APMs: the node, order 1, hashed orders 2 and 3 (image=2: the pixels), the match state
+        # APMs: the node, order 1, hashed orders 2 and 3 (image=2: pixels, runs), the match state
         self.apm.n = spec.apm
         self.apm.rate = spec.apm_rate
         for i in range(self.apm.n):
@@ -275,8 +275,7 @@ cdef class CMKernel(Kernel):
         self.opt.decay, self.opt.eps = spec.decay, spec.eps
         self.opt.b1t = self.opt.b2t = 1.0
         self.rate, self.rate2, self.gate_rate = spec.rate, spec.rate2, spec.gate_rate
-        self.gate_set = -1
-        self.net_pattern = 0
+        self.gate_set, self.net_pattern = -1, 0
         self.n_sets = len(selectors)
         for i in range(self.n_sets):
             self.selector[i] = selectors[i]
@@ -362,8 +361,9 @@ cdef class CMKernel(Kernel):
             self.apm.ctx[0] = node
             self.apm.ctx[1] = (self.ctx.c1_index << self.B) | node
             self.apm.ctx[2] = <int>(hash2(self.ctx.c8 & 0xFFFF, <uint64_t>node) & 0x3FFF)
-            self.apm.ctx[3] = image_apm_row(&self.at) if self.image == 2 else \
-                <int>(hash2(self.ctx.c8 & 0xFFFFFF, <uint64_t>node) & 0x3FFF)
+            self.apm.ctx[3] = <int>(hash2(self.ctx.c8 & 0xFFFFFF, <uint64_t>node) & 0x3FFF)
+            if self.image == 2:  # stages 2 and 3 keyed by the pixels (image.pxd)
+                image_apm_rows(&self.at, self.apm.ctx)
             apm_prefetch(&self.apm)
         # the inputs: the bias, then each component's, in bank order
         x[0] = 1.0
