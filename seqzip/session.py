@@ -250,23 +250,32 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
     return bytes(range(top + 1))
 
 
-def coding_config(config: Any, present: bytes) -> Any:
-    """The config a stream of data holding the byte values ``present`` is coded with: a
-    family may turn a level preset into a variant for such data (``CMConfig.for_data``: the
-    1-bit image expert for binary data); written in the header, so the decoder follows."""
+def coding_config(config: Any, present: bytes, counts: np.ndarray | None = None) -> Any:
+    """The config a stream of data holding the byte values ``present`` (``counts``: how often
+    each, when known) is coded with: a family may turn a level preset into a variant for such
+    data (``CMConfig.for_data``: the 1-bit image expert for binary data); written in the
+    header, so the decoder follows."""
     for_data = getattr(config, "for_data", None)
-    return for_data(present) if for_data is not None else config
+    if for_data is None:
+        return config
+    return for_data(present) if counts is None else for_data(present, counts=counts)
+
+
+def _scan_counts(src: IO[bytes]) -> tuple[int, np.ndarray, int]:
+    """Length, the count of each byte value and CRC-32 of everything ``src`` yields."""
+    counts = np.zeros(256, dtype=np.int64)
+    length, crc = 0, 0
+    while chunk := src.read(CHUNK * 16):
+        counts += np.bincount(np.frombuffer(chunk, dtype=np.uint8), minlength=256)
+        length += len(chunk)
+        crc = zlib.crc32(chunk, crc)
+    return length, counts, crc
 
 
 def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:
     """Length, alphabet and CRC-32 of everything ``src`` yields."""
-    present = np.zeros(256, dtype=bool)
-    length, crc = 0, 0
-    while chunk := src.read(CHUNK * 16):
-        present[np.frombuffer(chunk, dtype=np.uint8)] = True
-        length += len(chunk)
-        crc = zlib.crc32(chunk, crc)
-    return length, bytes(np.flatnonzero(present).astype(np.uint8)), crc
+    length, counts, crc = _scan_counts(src)
+    return length, bytes(np.flatnonzero(counts).astype(np.uint8)), crc
 
 
 def _seekable(src: IO[bytes]) -> bool:
@@ -422,10 +431,11 @@ def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any
         SeqzipError: the input changed while it was being compressed.
     """
     start = src.tell()
-    length, alphabet, crc = _scan(src)
+    length, counts, crc = _scan_counts(src)
+    alphabet = bytes(np.flatnonzero(counts).astype(np.uint8))
     src.seek(start)
-    header = StreamHeader(spec.model_id,
-                          config_to_header(spec.config_class, coding_config(config, alphabet)),
+    header = StreamHeader(spec.model_id, config_to_header(
+                              spec.config_class, coding_config(config, alphabet, counts)),
                           seed, length, frame_size, coding_alphabet(spec.name, alphabet), crc)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))

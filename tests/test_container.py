@@ -179,7 +179,7 @@ def first_preset_stream(data: bytes, model: str, level: int) -> bytes:
 def test_golden_streams_of_later_presets(model, preset_id, monkeypatch):
     # the golden input holds a zero byte: the presets of levels 6 and 9 would take their
     # variant for binary data (pinned below); here the preset itself codes it
-    monkeypatch.setattr(seqzip.session, "coding_config", lambda config, present: config)
+    monkeypatch.setattr(seqzip.session, "coding_config", lambda config, *data: config)
     data = GOLDEN_INPUT * 20
     packed = first_preset_stream(data, model, preset_id)
     header = container.parse_header(packed)[0]

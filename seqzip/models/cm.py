@@ -52,7 +52,7 @@ class CMSpec:
     gate_units: int
     gate_rate: float
     periods: bool  # record=2: the record length by scored repeat distances
-    image: bool = False  # image=1: the 1-bit image expert
+    image: int = 0  # the 1-bit image expert: 1, 2 (more tables and bit histories)
     samples: bool = False  # samples=1: the numeric-sample expert
 
 
@@ -104,7 +104,8 @@ class CMConfig:
     apm: int = 2  # secondary estimation stages: order 0, order 1, hashed orders 2 and 3,
     # the match state
     apm_rate: int = 6  # their tables move 2^-apm_rate of the way to each bit
-    image: int = 0  # 1: the 1-bit image expert (pixels from the rows above: the record length)
+    image: int = 0  # 1: the 1-bit image expert (pixels from the rows above: the record length),
+    # 2: with five more tables (a small neighbourhood, runs, three of bit histories)
     aligned16: int = 0  # a bit mask of contexts of the lane in the aligned 16-bit word
     numeric: int = 0  # a bit mask of contexts of the next sample predicted (kinds.pxd)
     samples: int = 0  # 1: the numeric-sample expert (big-endian 2- and 4-byte samples)
@@ -146,6 +147,10 @@ class CMConfig:
     # any record-structured binary (ptt5 -11%, sum -1.3%, kennedy.xls -1.6%) and costs text
     # ratio and time.
     VARIANT_IDS: ClassVar[dict[int, tuple[int, dict]]]
+    # A level preset's id -> the id of its variant for 1-bit images (``for_data`` with the
+    # byte counts: ``looks_like_bitmap``), whose fields are its binary variant's with
+    # ``BITMAP_CHANGES``.  Empty until ids are assigned (issue 20).
+    BITMAP_IDS: ClassVar[dict[int, int]] = {}
     PRESETS: ClassVar[dict[int, dict]]
 
     def __post_init__(self) -> None:
@@ -202,7 +207,7 @@ class CMConfig:
                       optimizer=OPTIMIZERS[self.optimizer], rate=self.rate, rate2=self.rate2,
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
-                      periods=self.record == 2, image=bool(self.image),
+                      periods=self.record == 2, image=self.image,
                       samples=bool(self.samples))
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
@@ -238,11 +243,13 @@ class CMConfig:
             raise ValueError(f"no preset id {preset_id}")
         return cls(**PRESETS[preset_id])
 
-    def for_data(self, present: bytes) -> "CMConfig":
-        """The config to code data holding the byte values ``present`` with: a level preset
-        that has a variant for such data (``VARIANT_IDS``: binary data, a zero byte in it)
-        becomes that variant; any other config is kept.  The encoder's choice, per stream,
-        written in the header (the variant's own id), so the decoder follows it.
+    def for_data(self, present: bytes, counts=None) -> "CMConfig":
+        """The config to code data holding the byte values ``present`` (``counts``: how
+        often each, when known) with: a level preset that has a variant for such data
+        (``BITMAP_IDS``: a 1-bit image, ``looks_like_bitmap``; ``VARIANT_IDS``: binary
+        data, a zero byte in it) becomes that variant; any other config is kept.  The
+        encoder's choice, per stream, written in the header (the variant's own id), so the
+        decoder follows it.
 
             >>> six = CMConfig.for_level(6)
             >>> six.for_data(b"\\x00\\x01").image, six.for_data(b"ab").image
@@ -250,6 +257,10 @@ class CMConfig:
         """
         if not present or present[0] != 0:
             return self
+        if counts is not None and looks_like_bitmap(counts):
+            for base_id, bitmap_id in self.BITMAP_IDS.items():
+                if self == preset_by_id(CMConfig, base_id):
+                    return preset_by_id(CMConfig, bitmap_id)
         for preset_id, (base_id, changes) in self.VARIANT_IDS.items():
             if self == preset_by_id(CMConfig, base_id):  # the presets built once (models.base)
                 return preset_by_id(CMConfig, preset_id)
@@ -264,7 +275,7 @@ class CMConfig:
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
                  "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
-                 "code32": 128 << B}
+                 "code32": 128 << B, "pixel": 512}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
@@ -274,7 +285,7 @@ class CMConfig:
             sum(((1 << B), A << B, 1 << 16, 1 << 16, 48 << B)[i] * 33 * 2
                 for i in range(self.apm)) + \
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
-            (self.image * LIMITS["image_maps"] * 6 << LIMITS["image_bits"]) + \
+            LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
             (self.markup > 0) * 8 * 19  # the markup trackers
         total += experts_memory(self.experts, A)
@@ -282,6 +293,38 @@ class CMConfig:
         if network is not None:
             total += network.memory_bytes(A)
         return total
+
+
+# A bitmap codes best without the text, word, column and numeric contexts, the symbol experts
+# and the network (their inputs only slow the mixer's learning: level 9's mLSTM takes 97% of
+# the time for -16 bytes), with image=2, the weight sets selected by the pixels around, and a
+# mixer and APMs that settle more (ptt5, presets 20 and 21 with these changes: 24,405 and
+# 24,769 -> 21,969 and 21,965 bytes, 2.7 and 3.6 s of CPU; without eps, decay and apm_rate
+# about 500 more).
+BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0, aligned16=0,
+                      samples=0, columns=0, experts="", network="", network_config="", image=2,
+                      sets="pixel,c1,match", eps=100.0, decay=0.99995, apm_rate=4)
+# bytes (of 256 values) whose eight pixels hold at most two changes (00111000, 11111110 ...)
+_SMOOTH = [b not in (0, 255) and bin((b ^ (b >> 1)) & 0x7F).count("1") <= 2
+           for b in range(256)]
+
+
+def looks_like_bitmap(counts) -> bool:
+    """Whether data with ``counts[b]`` bytes of each value ``b`` looks like a 1-bit image:
+    at least half its bytes blank (0x00 or 0xFF) and nine in ten of the others with at most
+    two changes among their eight pixels (a scanned page is long runs; text, code and tables
+    are not: of random bytes 23% are so).  Integers only: the same answer everywhere.
+
+        >>> counts = [0] * 256
+        >>> counts[0], counts[0x0F], counts[0xF0], counts[0x41] = 900, 40, 40, 5
+        >>> looks_like_bitmap(counts), looks_like_bitmap([1] * 256)
+        (True, False)
+    """
+    counts = [int(c) for c in counts]
+    n = sum(counts)
+    other = n - counts[0] - counts[255]
+    smooth = sum(c for c, s in zip(counts, _SMOOTH) if s)
+    return n > 0 and 2 * other <= n and 10 * smooth >= 9 * other
 
 
 def _network_class(name: str):

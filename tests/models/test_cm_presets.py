@@ -101,7 +101,7 @@ def test_the_image_expert_predicts_a_bitmap_from_the_rows_above(monkeypatch):
     from seqzip import session
     from seqzip.api import compress_file
 
-    monkeypatch.setattr(session, "coding_config", lambda config, present: config)
+    monkeypatch.setattr(session, "coding_config", lambda config, *data: config)
 
     rng = np.random.default_rng(3)
     rows, width = 400, 512

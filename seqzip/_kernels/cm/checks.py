@@ -22,7 +22,7 @@ import numpy as np
 CONFIG_BOUNDS = {
     "match": (0, 64), "match2": (0, 64),  # minimum match lengths (0: off), each 0 or >= 2
     "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
-    "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 1),
+    "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 2),
     "markup": (0, 1023), "code": (0, 63),
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
@@ -245,12 +245,16 @@ def check_spec(spec, limits: dict, n_experts: int, network: bool):
 
 
 def check_image(L: dict, v: dict, raw: dict):
-    """The image expert's tables: counts within the rate table (they index it), and each
-    bit's index inside its table."""
-    for i in range(L["image_maps"]):
+    """The image expert's tables: counts within the rate table (they index it), each bit's
+    index inside its table and (image=2) each bit-history neighbourhood inside its table (any
+    byte is a state: the maps over states hold all 256)."""
+    for i, size in enumerate(L["image_maps"]):
         _below(raw, f"image{i}.n", "=u2", L["sm_limit"] + 1)
-        if not 0 <= v[f"image{i}.index"] < L["image_size"]:
-            _fail(f"image{i}.index", f"is outside its table of {L['image_size']}")
+        if not 0 <= v[f"image{i}.index"] < size:
+            _fail(f"image{i}.index", f"is outside its table of {size}")
+    for i in range(3 * (len(L["image_maps"]) > 5)):
+        if not 0 <= v[f"image.slot{i}"] < L["image_maps"][0]:  # as large as table 0
+            _fail(f"image.slot{i}", f"is outside its table of {L['image_maps'][0]}")
 
 
 def check_samples(L: dict, v: dict, raw: dict):

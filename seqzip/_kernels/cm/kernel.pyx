@@ -12,9 +12,8 @@ no symbol of the alphabet is forced and costs nothing.  For every decision:
      the other kinds (``kinds.pxd``: word, sparse, record, markup, numeric ...) from one hash
      table of 16-byte slots (``slots.pxd``), a *bit history* per node mapped to a probability
      by an adaptive table per context (``tables.pxd``);
-   - match models (``match.pxd``); the 1-bit image and numeric-sample experts (``image.pxd``,
-     ``samples.pxd``); symbol experts (``experts.pxd``): any symbol-mode kernel (CTW,
-     order2, an online network) through its ``ModelInterface``.
+   - match models (``match.pxd``); 1-bit image and numeric-sample experts (``image.pxd``,
+     ``samples.pxd``); symbol experts (``experts.pxd``): CTW, order2, an online network.
    They read one context state (``context.pxd``), updated once per symbol.
 2. A *mixer* (``mixer.pxd``) combines the experts' stretched probabilities (log-odds): several
    weight sets, each chosen by a small context (``selectors.pxd``), and one weight set
@@ -67,7 +66,8 @@ from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
-from seqzip._kernels.cm.image cimport IMAGE_BITS, IMAGE_MAPS, image_build
+from seqzip._kernels.cm.image cimport (IMAGE_MAPS, image_apm_rows, image_build, image_bytes,
+                                       image_layout)
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_SPARSE, K_TEXT,
                                        K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
@@ -96,8 +96,8 @@ SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
-              image_maps=IMAGE_MAPS, image_bits=IMAGE_BITS, sample_maps=SAMPLE_MAPS,
-              sample_size=SAMPLE_SIZE)
+              image_maps=IMAGE_MAPS, sample_maps=SAMPLE_MAPS, sample_size=SAMPLE_SIZE,
+              image_bytes=(0, image_bytes(IMAGE_MAPS), image_bytes(2 * IMAGE_MAPS)))
 # what ``checks.check_spec`` checks a spec against besides the config's bounds
 SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
                    gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
@@ -147,7 +147,7 @@ cdef class CMKernel(Kernel):
     cdef int n_bank
     cdef Component bank[MAX_COMPONENTS]
     cdef Contexts* cx                      # the context models (bank[0]: selectors, state)
-    cdef bint image                        # the 1-bit image expert follows them (image=1)
+    cdef int image                         # the 1-bit image expert follows them (image=1, 2)
     cdef bint samples                      # then the numeric-sample expert (samples=1)
     cdef int n_match
     cdef MatchModel* match[MAX_MATCH]      # the match models (selectors, APM, inspection)
@@ -228,8 +228,7 @@ cdef class CMKernel(Kernel):
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
-        # secondary estimation: order 0 (the node), order 1, hashed order 2, hashed order 3,
-        # the match state
+        # APMs: the node, order 1, hashed orders 2 and 3 (image=2: pixels, runs), the match state
         self.apm.n = spec.apm
         self.apm.rate = spec.apm_rate
         for i in range(self.apm.n):
@@ -276,8 +275,7 @@ cdef class CMKernel(Kernel):
         self.opt.decay, self.opt.eps = spec.decay, spec.eps
         self.opt.b1t = self.opt.b2t = 1.0
         self.rate, self.rate2, self.gate_rate = spec.rate, spec.rate2, spec.gate_rate
-        self.gate_set = -1
-        self.net_pattern = 0
+        self.gate_set, self.net_pattern = -1, 0
         self.n_sets = len(selectors)
         for i in range(self.n_sets):
             self.selector[i] = selectors[i]
@@ -364,6 +362,8 @@ cdef class CMKernel(Kernel):
             self.apm.ctx[1] = (self.ctx.c1_index << self.B) | node
             self.apm.ctx[2] = <int>(hash2(self.ctx.c8 & 0xFFFF, <uint64_t>node) & 0x3FFF)
             self.apm.ctx[3] = <int>(hash2(self.ctx.c8 & 0xFFFFFF, <uint64_t>node) & 0x3FFF)
+            if self.image == 2:  # stages 2 and 3 keyed by the pixels (image.pxd)
+                image_apm_rows(&self.at, self.apm.ctx)
             apm_prefetch(&self.apm)
         # the inputs: the bias, then each component's, in bank order
         x[0] = 1.0
@@ -654,7 +654,7 @@ cdef class CMKernel(Kernel):
                 "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
                 "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS,
                 "markup": (MM_MODES, MK_DEPTH_MAX),
-                "image_maps": IMAGE_MAPS if self.image else 0, "image_size": 1 << IMAGE_BITS,
+                "image_maps": image_layout(self.bank[1].state) if self.image else [],
                 "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE}
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose

@@ -2,6 +2,7 @@
 # The mixer's weight-set selectors: the small context that picks a set's row for each bit.
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport Context, byte_class
+from seqzip._kernels.cm.image cimport image_pixel_row
 
 cdef enum:
     SEL_NODE = 0         # the node of the symbol
@@ -17,7 +18,8 @@ cdef enum:
     SEL_ORDERN = 10      # how many hashed contexts are known (to 7) and the node
     SEL_CODE = 11        # 16-bit code: the lane, the opcode byte's high nibble, the node
     SEL_CODE32 = 12      # 32-bit code: the same in the aligned 32-bit word
-    N_SELECTORS = 13
+    SEL_PIXEL = 13       # the 1-bit image's pixels around this one (image.pxd)
+    N_SELECTORS = 14
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -26,7 +28,7 @@ cdef inline dict selector_ids():
     return {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "code": SEL_CODE,
-            "code32": SEL_CODE32}
+            "code32": SEL_CODE32, "pixel": SEL_PIXEL}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -54,6 +56,8 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 64 << B
     if sel == SEL_CODE32:
         return 128 << B
+    if sel == SEL_PIXEL:
+        return 512
     return 1
 
 
@@ -103,4 +107,6 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
         return code_row(at.ctx) << at.B | at.node
     if sel == SEL_CODE32:
         return code32_row(at.ctx) << at.B | at.node
+    if sel == SEL_PIXEL:
+        return image_pixel_row(at)
     return 0
