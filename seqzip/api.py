@@ -36,9 +36,10 @@ from .pieces import (MAX_PIECE, MIN_PIECE, LocalEngine, StreamSpan, compress_fir
                      compress_warm, compress_warm_piece, compress_whole, decompress_spans,
                      piece_size, stream_spans, warm_layout)
 from .predictor import Predictor
-from .session import (CHUNK, Limits, Progress, _check_frame_size, _check_processes, _scan,
-                      _seekable, config_for_header, load_dictionary, model_for_header,
-                      spec_for_header, spooled, stream_settings, symbols_of)
+from .session import (CHUNK, Limits, Progress, _check_frame_size, _check_processes,
+                      _scan_profile, _seekable, coding_config, config_for_header,
+                      load_dictionary, model_for_header, spec_for_header, spooled,
+                      stream_settings, symbols_of)
 
 __all__ = ["compress", "decompress", "open", "compress_file", "decompress_file",
            "SeqzipCompressor", "SeqzipDecompressor", "SeqzipFile", "Limits", "StreamSpan",
@@ -101,11 +102,14 @@ def compress_file(src: IO[bytes], dst: IO[bytes], *, model: str | None = None,
                                  dictionary=settings.dictionary, scheduler=scheduler)
     if (processes > 1 or scheduler is not None) and settings.dictionary is None:
         start = src.tell()
-        length, alphabet, _ = _scan(src)
+        length, profile, _ = _scan_profile(src)
+        alphabet = profile.alphabet
         src.seek(start)
+        # the variant for this data chosen once, from the whole input, for every piece
+        config = coding_config(settings.config, alphabet, profile)
         with _engine(processes, scheduler) as engine:
             lengths = warm_layout(length, engine.processes)
-            args = (settings.model, settings.config, settings.seed, frame_size)
+            args = (settings.model, config, settings.seed, frame_size)
             if len(lengths) > 1:
                 return compress_warm(src, dst, lengths, engine,
                                      lambda d: compress_first(d, *args, alphabet),

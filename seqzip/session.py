@@ -250,32 +250,50 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
     return bytes(range(top + 1))
 
 
-def coding_config(config: Any, present: bytes, counts: np.ndarray | None = None) -> Any:
-    """The config a stream of data holding the byte values ``present`` (``counts``: how often
-    each, when known) is coded with: a family may turn a level preset into a variant for such
-    data (``CMConfig.for_data``: the 1-bit image expert for binary data); written in the
-    header, so the decoder follows."""
+@dataclasses.dataclass(frozen=True)
+class DataProfile:
+    """What a model family may choose a variant by (``coding_config``): how often each byte
+    value occurs and how often each big-endian 16-bit word occurs at an even offset, counted
+    over the whole input as it is scanned (integers: the same choice on every machine)."""
+    counts: np.ndarray  # (256,) int64
+    words: np.ndarray  # (65536,) int64
+
+    @property
+    def alphabet(self) -> bytes:
+        return bytes(np.flatnonzero(self.counts).astype(np.uint8))
+
+
+def coding_config(config: Any, present: bytes, profile: DataProfile | None = None) -> Any:
+    """The config a stream of data holding the byte values ``present`` (``profile``: its
+    statistics, when known) is coded with: a family may turn a level preset into a variant
+    for such data (``CMConfig.for_data``: binary data, 1-bit images, 68000 code); written in
+    the header, so the decoder follows."""
     for_data = getattr(config, "for_data", None)
     if for_data is None:
         return config
-    return for_data(present) if counts is None else for_data(present, counts=counts)
+    return for_data(present) if profile is None else for_data(present, profile)
 
 
-def _scan_counts(src: IO[bytes]) -> tuple[int, np.ndarray, int]:
-    """Length, the count of each byte value and CRC-32 of everything ``src`` yields."""
+def _scan_profile(src: IO[bytes]) -> tuple[int, DataProfile, int]:
+    """Length, :class:`DataProfile` and CRC-32 of everything ``src`` yields."""
     counts = np.zeros(256, dtype=np.int64)
-    length, crc = 0, 0
+    words = np.zeros(1 << 16, dtype=np.int64)
+    length, crc, odd = 0, 0, b""
     while chunk := src.read(CHUNK * 16):
         counts += np.bincount(np.frombuffer(chunk, dtype=np.uint8), minlength=256)
         length += len(chunk)
         crc = zlib.crc32(chunk, crc)
-    return length, counts, crc
+        even = odd + chunk  # a read may end at an odd offset: its last byte starts a word
+        odd = even[len(even) & ~1:]
+        words += np.bincount(np.frombuffer(even[:len(even) & ~1], dtype=">u2"),
+                             minlength=1 << 16)
+    return length, DataProfile(counts, words), crc
 
 
 def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:
     """Length, alphabet and CRC-32 of everything ``src`` yields."""
-    length, counts, crc = _scan_counts(src)
-    return length, bytes(np.flatnonzero(counts).astype(np.uint8)), crc
+    length, profile, crc = _scan_profile(src)
+    return length, profile.alphabet, crc
 
 
 def _seekable(src: IO[bytes]) -> bool:
@@ -431,11 +449,11 @@ def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any
         SeqzipError: the input changed while it was being compressed.
     """
     start = src.tell()
-    length, counts, crc = _scan_counts(src)
-    alphabet = bytes(np.flatnonzero(counts).astype(np.uint8))
+    length, profile, crc = _scan_profile(src)
+    alphabet = profile.alphabet
     src.seek(start)
     header = StreamHeader(spec.model_id, config_to_header(
-                              spec.config_class, coding_config(config, alphabet, counts)),
+                              spec.config_class, coding_config(config, alphabet, profile)),
                           seed, length, frame_size, coding_alphabet(spec.name, alphabet), crc)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))

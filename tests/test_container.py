@@ -163,6 +163,12 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 19): (80, "35c1cc9c2f514f6a77a02559a84ab08023230277cb54e86527970ebb50e0c512"),
     ("cm", 20): (72, "01a8bb91ff157e7e803a552c14467fc4e22f1fc699f5a50332392f010b3c662e"),
     ("cm", 21): (72, "13736c6b9436dae450ec1776fba2f33cdc23653820374397a153da79705c363c"),
+    # round three: the bitmap variants of levels 6, 9 and 1, the 68000 variants of 6 and 9
+    ("cm", 22): (88, "2defb274d34c17c20e6fd4acc1a37e1555c238490746b9c688167bf39c80af5a"),
+    ("cm", 23): (84, "3ec61ffd0eaaa5a4abd026ed6fe5a07553e562f1064e45d80986047bc181e3f5"),
+    ("cm", 24): (72, "b0aa4b08aa73fb5777e70b49b1d4596b613d168a11928372a6138210659df488"),
+    ("cm", 25): (72, "5830cbf0f583eb84d9eb6c4a30ff49fd79725b13f63b2808eb5973cb2053920a"),
+    ("cm", 26): (92, "84d0a714ffe9bd6940465495921a127afa65ee6b1658262ab5e41197d2a5599d"),
 }
 
 
@@ -212,11 +218,11 @@ def test_each_level_codes_as_its_pinned_preset(level):
     cls = MODELS["cm"].config_class
     preset_id = cls.PRESET_IDS[level]
     assert ("cm", preset_id) in GOLDEN_STREAMS_LATER
-    data = GOLDEN_INPUT * 20
-    variant = [i for i, (base, _) in cls.VARIANT_IDS.items() if base == preset_id]
-    assert all(("cm", i) in GOLDEN_STREAMS_VARIANTS for i in variant)
+    data = GOLDEN_INPUT * 20  # binary data (a zero byte), neither a bitmap nor 68000 code
+    variants = cls.DATA_VARIANTS[preset_id]
+    assert all(("cm", i) in GOLDEN_STREAMS_VARIANTS for i in variants.values())
     packed = seqzip.compress(data, model="cm", level=level, seed=1)
-    assert packed == first_preset_stream(data, "cm", (variant or [preset_id])[0])
+    assert packed == first_preset_stream(data, "cm", variants["binary"])
 
 
 
@@ -269,7 +275,8 @@ PRESETS_SHA256_ADDED = {
 PRESETS_SHA256_LATER = {
     "cm": {(10, 11, 12): "6b1eadb200bb8d1734a5da8ef7d38727e2394728f42ddbdb63af7c39495e67aa",
            (13, 14): "2589c1c7efe1a0c03140c6f480dd4ca11db89a51cfe1de7b34b013a747f85bc2",
-           (16, 17, 18, 19, 20, 21): "c45a582b8199dd10bb9fd4c3adf13ebd685786558c9ba26c28d7bc115d2d5f0b"},
+           (16, 17, 18, 19, 20, 21): "c45a582b8199dd10bb9fd4c3adf13ebd685786558c9ba26c28d7bc115d2d5f0b",
+           (22, 23, 24, 25, 26): "f360f7f9ac23a5c5b06f8a48a6b97d006077e5252528fa61c33391efe24faff9"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

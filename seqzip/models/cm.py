@@ -147,10 +147,10 @@ class CMConfig:
     # any record-structured binary (ptt5 -11%, sum -1.3%, kennedy.xls -1.6%) and costs text
     # ratio and time.
     VARIANT_IDS: ClassVar[dict[int, tuple[int, dict]]]
-    # A level preset's id -> the id of its variant for 1-bit images (``for_data`` with the
-    # byte counts: ``looks_like_bitmap``), whose fields are its binary variant's with
-    # ``BITMAP_CHANGES``.  Empty until ids are assigned (issue 20).
-    BITMAP_IDS: ClassVar[dict[int, int]] = {}
+    # Which variant a preset takes for which data today: preset id -> {kind: variant id}, the
+    # kinds ``data_kinds`` names (a 1-bit image, 68000 code, other binary data); a variant
+    # no longer chosen keeps its id in ``VARIANT_IDS`` for the streams that name it.
+    DATA_VARIANTS: ClassVar[dict[int, dict[str, int]]]
     PRESETS: ClassVar[dict[int, dict]]
 
     def __post_init__(self) -> None:
@@ -243,13 +243,13 @@ class CMConfig:
             raise ValueError(f"no preset id {preset_id}")
         return cls(**PRESETS[preset_id])
 
-    def for_data(self, present: bytes, counts=None) -> "CMConfig":
-        """The config to code data holding the byte values ``present`` (``counts``: how
-        often each, when known) with: a level preset that has a variant for such data
-        (``BITMAP_IDS``: a 1-bit image, ``looks_like_bitmap``; ``VARIANT_IDS``: binary
-        data, a zero byte in it) becomes that variant; any other config is kept.  The
-        encoder's choice, per stream, written in the header (the variant's own id), so the
-        decoder follows it.
+    def for_data(self, present: bytes, profile=None) -> "CMConfig":
+        """The config to code data holding the byte values ``present`` (``profile``: its
+        byte and word counts, ``seqzip.session.DataProfile``, when known) with: a level
+        preset that has a variant for such data (``DATA_VARIANTS``, by ``data_kinds``: a
+        1-bit image, 68000 code, any data with a zero byte) becomes that variant; any other
+        config is kept.  The encoder's choice, per stream, written in the header (the
+        variant's own id), so the decoder follows it.
 
             >>> six = CMConfig.for_level(6)
             >>> six.for_data(b"\\x00\\x01").image, six.for_data(b"ab").image
@@ -257,13 +257,12 @@ class CMConfig:
         """
         if not present or present[0] != 0:
             return self
-        if counts is not None and looks_like_bitmap(counts):
-            for base_id, bitmap_id in self.BITMAP_IDS.items():
-                if self == preset_by_id(CMConfig, base_id):
-                    return preset_by_id(CMConfig, bitmap_id)
-        for preset_id, (base_id, changes) in self.VARIANT_IDS.items():
+        kinds = data_kinds(profile)
+        for base_id, variants in self.DATA_VARIANTS.items():
             if self == preset_by_id(CMConfig, base_id):  # the presets built once (models.base)
-                return preset_by_id(CMConfig, preset_id)
+                for kind in kinds:
+                    if kind in variants:
+                        return preset_by_id(CMConfig, variants[kind])
         return self
 
     def memory_bytes(self, alphabet_size: int) -> int:
@@ -325,6 +324,45 @@ def looks_like_bitmap(counts) -> bool:
     other = n - counts[0] - counts[255]
     smooth = sum(c for c, s in zip(counts, _SMOOTH) if s)
     return n > 0 and 2 * other <= n and 10 * smooth >= 9 * other
+
+
+# 68000 instruction words that compiled code is full of: RTS, LINK A6, UNLK A6, JSR abs.l,
+# JSR d16(A5) (the Macintosh jump table), MOVEM.L to and from the stack, JSR d16(PC)
+M68K_WORDS = (0x4E75, 0x4E56, 0x4E5E, 0x4EB9, 0x4EAD, 0x48E7, 0x4CDF, 0x4EBA)
+
+
+def looks_like_68000(words) -> bool:
+    """Whether data with ``words[w]`` big-endian 16-bit words ``w`` at even offsets looks
+    like 68000 code: at least one of ``M68K_WORDS`` per KiB (and 8 in all).  Measured
+    (benchmarks/code_contexts.py): 11.3 per KiB in 99 KB of 68000 objects, 0.00-0.02 in an
+    x86-64 object, sum (SPARC), kennedy.xls, ptt5 and the Canterbury texts.
+
+        >>> words = [0] * 65536
+        >>> words[0x4E75], words[0x1234] = 40, 10_000
+        >>> looks_like_68000(words), looks_like_68000([1] * 65536)
+        (True, False)
+    """
+    n = 2 * sum(int(c) for c in words)  # bytes in whole words
+    hits = sum(int(words[w]) for w in M68K_WORDS)
+    return hits >= 8 and hits * 1024 >= n
+
+
+def data_kinds(profile) -> tuple[str, ...]:
+    """The kinds of ``CMConfig.DATA_VARIANTS`` that binary data with ``profile`` (None: not
+    known) is, most specific first; "binary" is every such data's.
+
+        >>> import io
+        >>> from seqzip.session import _scan_profile
+        >>> data_kinds(_scan_profile(io.BytesIO(b"\\x00\\xff" * 100))[1]), data_kinds(None)
+        (('bitmap', 'binary'), ('binary',))
+    """
+    if profile is None:
+        return ("binary",)
+    if looks_like_bitmap(profile.counts):
+        return ("bitmap", "binary")
+    if looks_like_68000(profile.words):
+        return ("m68k", "binary")
+    return ("binary",)
 
 
 def _network_class(name: str):
@@ -410,6 +448,22 @@ _BINARY = dict(image=1, samples=1, numeric=3, aligned16=1, markup=0)
 _VARIANTS_2 = {19: (16, dict(record=2, sets="c12n,match")), 20: (17, _BINARY), 21: (18, _BINARY)}
 VARIANTS.update(_VARIANTS_2)
 PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VARIANTS_2.items()})
+# Issue 20, round three: variants chosen by what the data is (``data_kinds``).  A 1-bit image
+# takes ``BITMAP_CHANGES`` on each level's binary variant (ptt5: level 1 27,657 -> ~22,400, 6
+# 24,405 -> 21,969, 9 24,769 -> 21,965 bytes); 68000 code takes the code contexts 0 and 2 in
+# place of the aligned 16-bit one and the code weight set in place of c12n (99 KB of 68000
+# objects -1.8% at levels 6 and 9; on ptt5 and kennedy.xls it costs 1% and 0.3%, so only such
+# data takes it).
+_M68K = dict(_BINARY, sets="code,match,ordern,c1,word,c2", code=5, aligned16=0)
+_VARIANTS_3 = {22: (17, dict(_BINARY, **BITMAP_CHANGES)), 23: (18, dict(_BINARY, **BITMAP_CHANGES)),
+               24: (17, _M68K), 25: (18, _M68K),
+               26: (16, dict(_VARIANTS_2[19][1], **BITMAP_CHANGES))}
+VARIANTS.update(_VARIANTS_3)
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VARIANTS_3.items()})
+DATA_VARIANTS = {11: {"binary": 13}, 12: {"binary": 14}, 16: {"bitmap": 26, "binary": 19},
+                 17: {"bitmap": 22, "m68k": 24, "binary": 20},
+                 18: {"bitmap": 23, "m68k": 25, "binary": 21}}
+CMConfig.DATA_VARIANTS = DATA_VARIANTS
 LEVEL_IDS = {1: 16, 6: 17, 9: 18}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
 CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS

@@ -10,7 +10,7 @@ import pytest
 import seqzip
 from seqzip._kernels.cm import LIMITS, SELECTORS
 from seqzip.header import parse_header
-from seqzip.models.base import config_to_header, preset_by_id
+from seqzip.models.base import config_to_header
 from seqzip.models.cm import (BITMAP_CHANGES, PRESETS, CMConfig, CMModel,
                               looks_like_bitmap)
 from tests.kernels.test_cm import feed, kernel
@@ -135,27 +135,41 @@ def test_the_bitmap_detector_tells_a_page_from_text_tables_and_code():
     assert not looks_like_bitmap(edge)
 
 
-@pytest.fixture
-def bitmap_preset(monkeypatch):
-    """A spare preset id (29) naming level 6's bitmap variant, as the lead will assign one."""
-    monkeypatch.setitem(PRESETS, 29, dict(PRESETS[20], **BITMAP_CHANGES))
-    monkeypatch.setattr(CMConfig, "BITMAP_IDS", {17: 29})
-    preset_by_id.cache_clear()
-    yield CMConfig.for_preset_id(29)
-    preset_by_id.cache_clear()
+def profile_of(data: bytes):
+    from seqzip.session import _scan_profile
+    return _scan_profile(io.BytesIO(data))[1]
 
 
-def test_level_6_codes_a_page_with_its_bitmap_variant(bitmap_preset):
-    six = CMConfig.for_level(6)
+@pytest.mark.parametrize("level,bitmap_id,binary_id", [(6, 22, 20), (9, 23, 21), (1, 26, 19)])
+def test_each_level_codes_a_page_with_its_bitmap_variant(level, bitmap_id, binary_id):
+    """A level preset turns into its bitmap variant (the binary variant's fields with
+    ``BITMAP_CHANGES``) on data the detector calls a 1-bit image, into its binary variant
+    on other data with a zero byte and when the counts are not known; a variant never turns
+    again; the stream names the variant and decodes."""
+    base, bitmap_preset = CMConfig.for_level(level), CMConfig.for_preset_id(bitmap_id)
+    binary = CMConfig.for_preset_id(binary_id)
+    assert PRESETS[bitmap_id] == dict(PRESETS[binary_id], **BITMAP_CHANGES)
     data = bitmap()
     text = b"a table\x00 of words\x00" * 50
-    assert six.for_data(b"\x00\x01", counts=counts_of(data)) == bitmap_preset
-    assert six.for_data(b"\x00\x01", counts=counts_of(text)) == CMConfig.for_preset_id(20)
-    assert six.for_data(b"\x00\x01") == CMConfig.for_preset_id(20)  # counts unknown
-    assert six.for_data(b"ab", counts=counts_of(b"ab")) == six  # no zero byte: text
-    assert CMConfig.for_preset_id(20).for_data(b"\x00", counts=counts_of(data)) == \
-        CMConfig.for_preset_id(20)  # only a level preset turns
-    packed = seqzip.compress(data, 6)
-    header = parse_header(packed)[0]
-    assert header.config == config_to_header(CMConfig, bitmap_preset)
-    assert seqzip.decompress(packed) == data
+    assert base.for_data(b"\x00\x01", profile_of(data)) == bitmap_preset
+    assert base.for_data(b"\x00\x01", profile_of(text)) == binary
+    assert base.for_data(b"\x00\x01") == binary  # profile unknown
+    assert base.for_data(b"ab", profile_of(b"ab")) == base  # no zero byte: text
+    assert binary.for_data(b"\x00", profile_of(data)) == binary  # only a level preset turns
+    assert bitmap_preset.for_data(b"\x00", profile_of(data)) == bitmap_preset
+    if level == 6:
+        packed = seqzip.compress(data, level)
+        header = parse_header(packed)[0]
+        assert header.config == bytes([bitmap_id]) == config_to_header(CMConfig, bitmap_preset)
+        assert seqzip.decompress(packed) == data
+        # -T 2: the variant is chosen once from the whole input, for every piece
+        from seqzip import api
+        from seqzip.pieceset import parse_piece_set
+        big = data * (160_000 // len(data) + 1)
+        out = io.BytesIO()
+        api.compress_file(io.BytesIO(big), out, level=level, processes=2)
+        packed = out.getvalue()
+        pieces, at = parse_piece_set(packed)
+        assert len(pieces.lengths) >= 2
+        assert parse_header(packed, at)[0].config == bytes([bitmap_id])
+        assert seqzip.decompress(packed) == big

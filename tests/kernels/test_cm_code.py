@@ -162,3 +162,37 @@ def test_golden_stream_and_memory_bound():
     # one more context's maps and one more input in each set (the code set's rows are c12n's)
     assert binary.memory_bytes(256) - level6.memory_bytes(256) == 256 * 6 + 3 * 8 * (
         (64 << 8) + 48 * 8 + (8 << 8) + 256 + 16 * 4 * 8 + 256 * 8)
+
+
+def _m68k_function(k: int) -> bytes:
+    """A 68000 function as a C compiler writes one: LINK A6, MOVEM.L to the stack, a few
+    moves and a JSR through the jump table, MOVEM.L back, UNLK A6, RTS."""
+    body = bytes.fromhex("4E56FFF8" "48E70300" "202E0008" "222E000C" "4EAD") + \
+        (k * 4 & 0x7FFF).to_bytes(2, "big") + bytes.fromhex("2D40FFFC" "4CDF00C0" "4E5E4E75")
+    return body
+
+
+def test_68000_code_takes_the_level_variant_with_the_code_contexts():
+    """68000 code (its signature words at even offsets, one per KiB and more) turns levels 6
+    and 9 into their 68000 variants (24, 25: code contexts 0 and 2, the code weight set),
+    other binary data into the binary variants (20, 21); the stream names the variant."""
+    from seqzip.models.cm import looks_like_68000
+    from seqzip.session import _scan_profile
+    code = b"".join(_m68k_function(k) for k in range(300))
+    other = bytes(range(256)) * 40 + b"\x00" * 100
+    profile = _scan_profile(io.BytesIO(code))[1]
+    assert looks_like_68000(profile.words)
+    assert not looks_like_68000(_scan_profile(io.BytesIO(other))[1].words)
+    # at an odd offset the words are not instructions
+    assert not looks_like_68000(_scan_profile(io.BytesIO(b"\x01" + code))[1].words)
+    for level, m68k, binary in ((6, 24, 20), (9, 25, 21)):
+        base = CMConfig.for_level(level)
+        assert CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[level]]["m68k"] == m68k
+        variant = base.for_data(b"\x00", profile)
+        assert variant == CMConfig.for_preset_id(m68k) and variant.code == 5
+        assert "code" in variant.sets.split(",") and variant.aligned16 == 0
+        assert base.for_data(b"\x00", _scan_profile(io.BytesIO(other))[1]) == \
+            CMConfig.for_preset_id(binary)
+    packed = seqzip.compress(code, 6)
+    assert parse_header(packed)[0].config == bytes([24])
+    assert seqzip.decompress(packed) == code

@@ -77,9 +77,8 @@ def test_binary_data_takes_the_level_variant_with_the_image_expert(level):
     from seqzip.streaminfo import level_of
 
     own = CMConfig.PRESET_IDS[level]
-    variants = [i for i, (base, _) in CMConfig.VARIANT_IDS.items() if base == own]
-    assert len(variants) == 1
-    variant = variants[0]
+    variant = CMConfig.DATA_VARIANTS[own]["binary"]
+    assert CMConfig.VARIANT_IDS[variant][0] == own
     assert CMConfig.for_preset_id(variant).samples == (level != 1)
     assert CMConfig.for_preset_id(variant).record == 2 != CMConfig.for_level(1).record
     packed = seqzip.compress(DATA, level)
