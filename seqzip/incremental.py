@@ -308,8 +308,11 @@ class SeqzipDecompressor:
                 self._limits.check_memory(header, config, None if self._dictionary is None
                                           else _model_alphabet(header, self._dictionary),
                                           models=2 if two else 1)
-                if self._piece and header.alphabet:  # a later piece of a warm piece set
-                    self._model = model_from_state(header, self._kept)
+                if self._piece and header.alphabet:  # a later piece of a warm piece set:
+                    if self._piece + 1 < len(self._set.lengths):  # a copy of the kept model,
+                        self._model = model_from_state(header, self._kept)
+                    else:  # or, for the last piece, that model itself
+                        self._model, self._kept = self._kept, None
                 elif self._warm and header.alphabet:  # a worker's piece of a piece set
                     self._model = warm_model(header, self._start)
                 else:

@@ -65,6 +65,38 @@ def test_output_is_the_same_whether_workers_inherit_the_state_or_receive_it(pack
     assert result["packed"] == packed
 
 
+def _piece_or_error(data: bytes, start, *args) -> bytes:
+    if data == b"bad":
+        raise ValueError("a piece failed")
+    from seqzip.pieces import compress_warm_piece
+
+    return compress_warm_piece(data, start, *args)
+
+
+def test_forked_workers_code_in_place_without_changing_the_model_they_hold():
+    """A forked worker codes each piece with the inherited model in place, in a process forked
+    for the piece: a worker's later pieces start from the prefix's state as its first did, and
+    a piece's error comes back as itself."""
+    from seqzip.models import make_config
+    from seqzip.pieces import LocalEngine, compress_first, compress_warm_piece
+    from seqzip.session import state_bytes
+
+    args = ("order2", make_config("order2", 6), 0, 1 << 20, bytes(sorted(set(DATA))))
+    _, model = compress_first(DATA[:50_000], *args)
+    chunk = DATA[50_000:80_000]
+    expected = compress_warm_piece(chunk, state_bytes(model), *args)
+    with LocalEngine(2) as engine:
+        start = engine.warm(model)
+        assert start is None  # this process has one thread: the workers are forked
+        streams = list(engine.map(_piece_or_error, [(chunk, start, *args)] * 5))
+    assert streams == [expected] * 5
+    with LocalEngine(2) as engine:
+        start = engine.warm(model)
+        with pytest.raises(ValueError, match="a piece failed"):
+            list(engine.map(_piece_or_error, [(chunk, start, *args), (b"bad", start, *args)]))
+    model.close()
+
+
 def test_a_later_piece_alone_does_not_decode(packed):
     spans = seqzip.api.stream_spans(io.BytesIO(packed))
     with pytest.raises(seqzip.CorruptError):
