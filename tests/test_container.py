@@ -148,6 +148,8 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 16): (80, "08d9589ab8380b8cdc55651f124c518580bc6c6917aa61ea89f78a23521cb1af"),
     ("cm", 17): (72, "45eb9b3cbaffc82c9cd5d7696ffe7891c317a55a31a49675a10e9f8248672622"),
     ("cm", 18): (72, "99d918ccb3199b3289b5fed593a205db65494b1687332dff63d211e771e6b2d1"),
+    ("cm", 27): (72, "b14303a2f3119be78ec8c8861f2f74a091a61b95c5540f36b0d929bce94a6529"),
+    ("cm", 28): (72, "6f0a41b7c26bdf2e69653782c05464452dd269db62cbf6d3d566a439e368829e"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -163,12 +165,15 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 19): (80, "35c1cc9c2f514f6a77a02559a84ab08023230277cb54e86527970ebb50e0c512"),
     ("cm", 20): (72, "01a8bb91ff157e7e803a552c14467fc4e22f1fc699f5a50332392f010b3c662e"),
     ("cm", 21): (72, "13736c6b9436dae450ec1776fba2f33cdc23653820374397a153da79705c363c"),
-    # round three: the bitmap variants of levels 6, 9 and 1, the 68000 variants of 6 and 9
+    # round three: the bitmap variants of levels 6, 9 and 1, the 68000 variants of 6 and 9,
+    # the binary variants of 6 and 9 (presets 27 and 28: the mixer damped more)
     ("cm", 22): (88, "2defb274d34c17c20e6fd4acc1a37e1555c238490746b9c688167bf39c80af5a"),
     ("cm", 23): (84, "3ec61ffd0eaaa5a4abd026ed6fe5a07553e562f1064e45d80986047bc181e3f5"),
-    ("cm", 24): (72, "b0aa4b08aa73fb5777e70b49b1d4596b613d168a11928372a6138210659df488"),
-    ("cm", 25): (72, "5830cbf0f583eb84d9eb6c4a30ff49fd79725b13f63b2808eb5973cb2053920a"),
+    ("cm", 24): (72, "68e7e617db929de16282036e570aae3dfc20609a9332fa27afc49e6110478912"),
+    ("cm", 25): (72, "286f59836201dee69cf64c608c55feaa9d2d27c47a50183aa26acfca5794a120"),
     ("cm", 26): (92, "84d0a714ffe9bd6940465495921a127afa65ee6b1658262ab5e41197d2a5599d"),
+    ("cm", 29): (72, "22476312d57f4bdb3493a3c08f9d4f6c93bf1b33d9f3d4416fbbdd4ac4e41f97"),
+    ("cm", 30): (72, "a7f388b6ec5e17a19b0e0801bf8ef910ee09effc4113d01a52ba9621b459c7c2"),
 }
 
 
@@ -276,7 +281,8 @@ PRESETS_SHA256_LATER = {
     "cm": {(10, 11, 12): "6b1eadb200bb8d1734a5da8ef7d38727e2394728f42ddbdb63af7c39495e67aa",
            (13, 14): "2589c1c7efe1a0c03140c6f480dd4ca11db89a51cfe1de7b34b013a747f85bc2",
            (16, 17, 18, 19, 20, 21): "c45a582b8199dd10bb9fd4c3adf13ebd685786558c9ba26c28d7bc115d2d5f0b",
-           (22, 23, 24, 25, 26): "f360f7f9ac23a5c5b06f8a48a6b97d006077e5252528fa61c33391efe24faff9"},
+           (22, 23, 24, 25, 26, 27, 28, 29, 30):
+               "8627dc5d22b898a8d6d6c7ce900d84074276ea92b470d79aaf1386c62555601b"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

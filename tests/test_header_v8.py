@@ -43,6 +43,8 @@ GOLDEN_TEXT_STREAMS_V8 = {
     12: (2663, "edb5e59d21808425e98406e532a30a314e232f6cf699adfcf88fae3a99325320"),
     17: (2667, "4f886d2d59e37ab08589668230afaa5354d67613e3f7c4a71426c20485c6853e"),
     18: (2675, "fff57de1c14c9583b87d113ff79a28cd1e864a4c6dacd73c71dc46918d0bfc51"),
+    27: (2631, "f03ca84883ef36ff44212418306157c11adce6b39d9b70b87c232705ca4bc281"),
+    28: (2631, "9123eac8729ab7c1fa7886961f19fd85695466adbddba628c4636ad50cea5874"),
 }
 
 
@@ -304,7 +306,7 @@ def _bad_headers():
          "canonical"),
         ("version 10 with a config", forge(0x10, b"\x03\x00\x01\x00" + top, 10),
          "canonical"),
-        ("version 10, preset 30 (none)", forge(15 | 0x10, top, 10), "config"),
+        ("version 8, preset 31 (none)", forge(0x10, b"\x01\x1f" + top), "config"),
     ]
 
 

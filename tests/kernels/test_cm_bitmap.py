@@ -140,7 +140,7 @@ def profile_of(data: bytes):
     return _scan_profile(io.BytesIO(data))[1]
 
 
-@pytest.mark.parametrize("level,bitmap_id,binary_id", [(6, 22, 20), (9, 23, 21), (1, 26, 19)])
+@pytest.mark.parametrize("level,bitmap_id,binary_id", [(6, 22, 29), (9, 23, 30), (1, 26, 19)])
 def test_each_level_codes_a_page_with_its_bitmap_variant(level, bitmap_id, binary_id):
     """A level preset turns into its bitmap variant (the binary variant's fields with
     ``BITMAP_CHANGES``) on data the detector calls a 1-bit image, into its binary variant

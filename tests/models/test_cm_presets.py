@@ -113,7 +113,8 @@ def test_the_image_expert_predicts_a_bitmap_from_the_rows_above(monkeypatch):
     data = np.packbits(image, axis=1).tobytes()
     sizes = {}
     for name, config in (("plain", CMConfig.for_level(6)),
-                         ("image", CMConfig.for_preset_id(13))):
+                         ("image", CMConfig.for_preset_id(
+                             CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[6]]["binary"]))):
         out = io.BytesIO()
         compress_file(io.BytesIO(data), out, model="cm", config=config)
         assert seqzip.decompress(out.getvalue()) == data
