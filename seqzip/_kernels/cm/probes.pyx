@@ -77,18 +77,24 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
     return dot, p
 
 
-def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
-                      bint text=False, bint markup=False):
-    """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
-    0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
-    text trackers, ``markup``: the markup trackers): for tests of the kinds' stability."""
+cdef Context* _fresh_context(bint records, bint periods, bint text) except NULL:
+    """A context state as a stream starts it (16 bits of history); the caller frees it."""
     cdef Context* c = <Context*>calloc(1, sizeof(Context))
-    cdef kind_hash f
     if c == NULL or ctx_init(c, 16, records, periods, text) < 0:
         if c != NULL:
             free(c.history)
         free(c)
         raise MemoryError()
+    return c
+
+
+def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
+                      bint text=False, bint markup=False):
+    """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
+    0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
+    text trackers, ``markup``: the markup trackers): for tests of the kinds' stability."""
+    cdef Context* c = _fresh_context(records, periods, text)
+    cdef kind_hash f
     ctx_markup_init(c, markup)
     try:
         for b in data:
@@ -109,13 +115,8 @@ def py_selector_row(bytes data, int selector, int node=1):
     """The row a weight set with ``selector`` (an id of ``SELECTORS``; one that reads only
     the context state) takes after ``data`` (bytes of the alphabet 0..255) at ``node`` of the
     next byte (its depth: node's bit length - 1), from a fresh context state."""
-    cdef Context* c = <Context*>calloc(1, sizeof(Context))
+    cdef Context* c = _fresh_context(False, False, False)
     cdef Cursor at
-    if c == NULL or ctx_init(c, 16, False, False, False) < 0:
-        if c != NULL:
-            free(c.history)
-        free(c)
-        raise MemoryError()
     try:
         for b in data:
             ctx_update(c, b, b)
