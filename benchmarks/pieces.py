@@ -65,7 +65,10 @@ def measure(data: bytes, model: str, level: int, threads: int, wall: bool) -> di
         _, decode_cpu = _cpu(seqzip.decompress, out)
         return {"threads": 1, "bytes": len(out), "cpu": cpu, "decode_cpu": decode_cpu}
     lengths = pieces.warm_layout(len(data), threads)
-    _, alphabet, _ = session._scan(io.BytesIO(data))
+    _, profile, _ = session._scan_profile(io.BytesIO(data))
+    alphabet = profile.alphabet
+    # the variant chosen once from the whole input, as api.compress_file does for -T N
+    config = session.coding_config(config, alphabet, profile)
     args = (model, config, 0, seqzip.container.DEFAULT_FRAME, alphabet)
     (first, model_after), prefix_cpu = _cpu(pieces.compress_first, data[:lengths[0]], *args)
     start, state_cpu = _cpu(session.state_bytes, model_after)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from .._kernels.cm import (CONFIG_BOUNDS, KINDS, LIMITS, MIN_MATCH, OPTIMIZERS, SELECTORS,
                            CMKernel)
 from .base import (Model, check_range, config_from_bytes, config_to_bytes, preset,
@@ -342,8 +344,9 @@ def looks_like_68000(words) -> bool:
         >>> looks_like_68000(words), looks_like_68000([1] * 65536)
         (True, False)
     """
-    n = 2 * sum(int(c) for c in words)  # bytes in whole words
-    hits = sum(int(words[w]) for w in M68K_WORDS)
+    words = np.asarray(words, dtype=np.int64)
+    n = 2 * int(words.sum())  # bytes in whole words
+    hits = int(words[list(M68K_WORDS)].sum())
     return hits >= 8 and hits * 1024 >= n
 
 
