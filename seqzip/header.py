@@ -4,15 +4,16 @@ A stream is a header followed by frames (``seqzip.container``).  All integers ar
 little-endian; varints are 7 bits a byte, low first, minimal.
 
 Header (``VERSION`` 8; version 9 is version 8 with a ``dictionary`` field after the config,
-written only for streams coded from a model file, ``--dict``; versions 10 and 11 are 8 and 9
-for a config that is a preset of id 16-30, named by the flags' level bits as its id less 15,
-``terse_version``: a preset added after the four bits ran out costs no header byte, and a
-build that reads only 8 and 9 says the version is new instead of misreading the id)::
+written only for streams coded from a model file, ``--dict``; versions 10-13 are 8 and 9 for a
+config that is a preset of a higher band of ids: 10 and 11 for ids 16-30, 12 and 13 for ids
+31-45, named by the flags' level bits as the id less 15 or 30, ``terse_version``: a preset
+added after the four bits ran out costs no header byte, and a build that reads fewer bands
+says the version is new instead of misreading the id)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
-    flags        1  bits 0-3: the preset id of a preset config (versions 10-11: the id less
-                    15), 0 when the config follows;
+    flags        1  bits 0-3: the preset id of a preset config (versions 10-13: the id less
+                    15 * band, ``preset_band``), 0 when the config follows;
                     bits 4-5: the alphabet's code (below); bit 6: a model id follows (else
                     the model is cm, ``FOLDED_MODEL_ID``); bit 7: an options byte follows
     model_id     1  when flagged: the model family (see seqzip.models), never cm's
@@ -83,11 +84,17 @@ MAGIC = b"\xb7SQZ"
 VERSION = 8
 DICTIONARY_VERSION = 9  # a stream coded from a model file (its hash follows the config)
 COMPACT = 6  # the first version with compact headers and frame heads (6 and later)
-TERSE = 8  # the first version with the header above (8-11)
-HIGH_PRESETS = 10  # version 8 whose config is a preset of id 16-30 (11: with a dictionary)
-READABLE = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)  # format versions this build decodes
-WITH_DICTIONARY = (5, 7, 9, 11)
-_HIGH_BASE = 15  # versions 10 and 11: the flags' level k names preset id 15 + k
+TERSE = 8  # the first version with the header above (8-13)
+# Versions 8 + 2 * band (and one more with a dictionary) name a preset of id 15 * band + k by
+# the flags' level k (1-15): band 0 ids 1-15, band 1 ids 16-30 (versions 10, 11), band 2 ids
+# 31-45 (12, 13).  A band is added when the ids run out; a build refuses a version whose band
+# it does not know by its number.
+MAX_BAND = 2
+HIGH_PRESETS = 10  # the first version of a higher band (ids 16-30; 11 with a dictionary)
+_BAND = 15  # preset ids per band
+_TOP_ID = _BAND * (MAX_BAND + 1)  # the highest preset id a header names (45)
+READABLE = tuple(range(2, TERSE + 2 * MAX_BAND + 2))  # format versions this build decodes
+WITH_DICTIONARY = (5, 7) + tuple(range(TERSE + 1, TERSE + 2 * MAX_BAND + 2, 2))
 DICTIONARY_BYTES = 16
 FOLDED_MODEL_ID = 7  # cm: the model a version-8 header names without a model id byte
 MAX_CONFIG_BYTES = 4096
@@ -134,11 +141,11 @@ class StreamHeader:
     alphabet: bytes  # the byte values the model codes over (those present and maybe more), sorted
     crc32: int  # CRC-32 of the original data
     version: int = VERSION  # format version (the config's encoding depends on it)
-    dictionary: bytes = b""  # versions 5, 7, 9, 11: hash of the model file coding started from
+    dictionary: bytes = b""  # versions 5, 7, 9, 11, 13: hash of the model file coding started from
 
     def __post_init__(self) -> None:
-        # versions 8-11 are one layout: which of them is the config's (a preset of id 16-30
-        # takes 10, or 11 with a dictionary), so a header has one spelling
+        # versions 8-13 are one layout: which of them is the config's (its preset id's band,
+        # one more with a dictionary), so a header has one spelling
         if self.version >= TERSE:
             object.__setattr__(self, "version", terse_version(self.config,
                                                               self.version in WITH_DICTIONARY))
@@ -146,8 +153,8 @@ class StreamHeader:
     def pack(self) -> bytes:
         if (self.version in WITH_DICTIONARY) != bool(self.dictionary) or \
                 len(self.dictionary) not in (0, DICTIONARY_BYTES):
-            raise ValueError("a dictionary hash of 16 bytes goes with format versions 5, 7, "
-                             "9 and 11 only")
+            raise ValueError("a dictionary hash of 16 bytes goes with format versions "
+                             f"{', '.join(map(str, WITH_DICTIONARY))} only")
         if self.version >= TERSE:
             return _pack_terse(self)
         if self.version >= COMPACT:
@@ -415,22 +422,35 @@ def _read_alphabet_field(r: _Reader, code: int) -> bytes:
     return _read_alphabet(r, tag)
 
 
+def preset_band(version: int) -> int:
+    """The band of preset ids a terse header of ``version`` (8-13) names: its flags' level k
+    is the preset id ``15 * band + k``.
+
+        >>> [preset_band(v) for v in (8, 9, 10, 11, 12, 13)]
+        [0, 0, 1, 1, 2, 2]
+    """
+    return (version - TERSE) // 2
+
+
 def terse_version(config: bytes, dictionary: bool) -> int:
-    """The version of a header of versions 8-11 (one layout): 10 when the config is a preset
-    of id 16-30 (its id less 15 in the flags), else 8; one more with a dictionary.
+    """The version of a header of versions 8-13 (one layout): 8 + 2 * the band of a preset
+    config's id (``preset_band``; a config spelled in full is band 0), one more with a
+    dictionary.
 
         >>> terse_version(b"\x0b", False), terse_version(b"\x10", False), terse_version(b"\x10", True)
         (8, 10, 11)
+        >>> terse_version(b"\x1f", False), terse_version(b"\x2d", True), terse_version(b"\x2e", False)
+        (12, 13, 8)
     """
-    high = len(config) == 1 and _HIGH_BASE < config[0] <= _HIGH_BASE + _LEVEL_MASK
-    return (HIGH_PRESETS if high else VERSION) + bool(dictionary)
+    band = (config[0] - 1) // _BAND if len(config) == 1 and 1 <= config[0] <= _TOP_ID else 0
+    return VERSION + 2 * band + bool(dictionary)
 
 
 def _pack_terse(h: StreamHeader) -> bytes:
     if bool(h.length) != bool(h.alphabet) or (not h.length and h.crc32):
         raise ValueError("an alphabet and a CRC-32 go with a non-empty stream only")
     config = h.config
-    base = _HIGH_BASE if h.version >= HIGH_PRESETS else 0
+    base = _BAND * preset_band(h.version)
     level = config[0] - base if len(config) == 1 and 1 <= config[0] - base <= _LEVEL_MASK \
         else 0
     code, field = alphabet_field(h.alphabet) if h.length else (_ALL, b"")
@@ -458,7 +478,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
         raise CorruptError(f"header options {options:#04x} name no field (corrupt header)")
     level = flags & _LEVEL_MASK
     high = version >= HIGH_PRESETS
-    config = _read_config(r, level + _HIGH_BASE if high and level else level)
+    config = _read_config(r, level + _BAND * preset_band(version) if level else 0)
     dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
     seed = r.varint("seed", (1 << 64) - 1) if options & _OPTION_SEED else 0
     length = r.varint("length", MAX_LENGTH)
@@ -475,7 +495,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
             or (options & _OPTION_SEED and not seed) or \
             (options & _OPTION_FRAME and frame_size == DEFAULT_FRAME) or \
             (not length and code) or (high and not level) or \
-            (not level and len(config) == 1 and 1 <= config[0] <= _HIGH_BASE + _LEVEL_MASK):
+            (not level and len(config) == 1 and 1 <= config[0] <= _TOP_ID):
         raise CorruptError("header flags are not canonical (corrupt header)")
     _check_frame_and_alphabet(frame_size, length, alphabet,
                               lambda: alphabet_field(alphabet) == (code, field))

@@ -97,7 +97,7 @@ def as_version_6(stream: bytes) -> bytes:
     fields under the version-6 header (a preset id above 15 as a one-byte config), the same
     frames (their layout did not change)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (8, 9, 10, 11)
+    assert header.version in container.READABLE[6:]
     old = 7 if header.version in container.WITH_DICTIONARY else 6
     return dataclasses.replace(header, version=old).pack() + stream[offset:]
 

@@ -177,14 +177,15 @@ def test_any_header_round_trips(model_id, level, seed, length, frame_size, value
 
 
 @pytest.mark.parametrize("dictionary", [False, True])
-def test_a_preset_of_id_16_to_30_is_version_10_at_no_cost_in_bytes(dictionary):
-    """Versions 10 and 11: 8 and 9 for a preset id of 16-30 (the flags' level bits, id - 15);
-    the version follows from the config, so each header has one spelling."""
+def test_a_preset_of_id_16_to_45_is_version_10_or_12_at_no_cost_in_bytes(dictionary):
+    """Versions 10-13: 8 and 9 for a preset id of 16-30 and of 31-45 (the flags' level bits,
+    the id less 15 or 30); the version follows from the config, so each header has one
+    spelling."""
     extra = dict(dictionary=bytes(range(16))) if dictionary else {}
-    for preset_id in range(1, 31):
+    for preset_id in range(1, 46):
         h = StreamHeader(CM, bytes([preset_id]), 0, 4096, container.DEFAULT_FRAME,
                          bytes(range(123)), 1, 8 + dictionary, **extra)
-        assert h.version == (10 if preset_id > 15 else 8) + dictionary
+        assert h.version == 8 + 2 * ((preset_id - 1) // 15) + dictionary
         packed = h.pack()
         assert packed[4] == h.version and packed[5] & 0x0F == (preset_id - 1) % 15 + 1
         assert len(packed) == 15 + 16 * dictionary
@@ -192,6 +193,9 @@ def test_a_preset_of_id_16_to_30_is_version_10_at_no_cost_in_bytes(dictionary):
     # a version given for another config is the config's own
     assert StreamHeader(CM, b"\x0b", 0, 1, 8, b"a", 0, 10).version == 8
     assert StreamHeader(CM, b"\x11", 0, 1, 8, b"a", 0, 8).version == 10
+    assert StreamHeader(CM, b"\x2d", 0, 1, 8, b"a", 0, 10).version == 12
+    # an id above the bands is spelled in full, in version 8
+    assert StreamHeader(CM, b"\x2e", 0, 1, 8, b"a", 0, 12).version == 8
 
 
 def test_an_alphabet_or_a_crc_without_data_is_refused():
@@ -306,7 +310,11 @@ def _bad_headers():
          "canonical"),
         ("version 10 with a config", forge(0x10, b"\x03\x00\x01\x00" + top, 10),
          "canonical"),
-        ("version 8, preset 31 (none)", forge(0x10, b"\x01\x1f" + top), "config"),
+        ("preset 31 spelled in version 8", forge(0x10, b"\x01\x1f" + top), "canonical"),
+        ("version 12 with its config spelled", forge(0x10, b"\x01\x1f" + top, 12),
+         "canonical"),
+        ("version 8, preset 46 (none)", forge(0x10, b"\x01\x2e" + top), "config"),
+        ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
     ]
 
 
@@ -364,9 +372,9 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed = bytearray(cm_preset_10(TEXT))
-    packed[4] = 12
+    packed[4] = 14  # band 3 (preset ids 46-60): not yet read
     with pytest.raises(seqzip.UnsupportedVersionError,
-                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11"):
+                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13$"):
         seqzip.decompress(bytes(packed))
 
 

@@ -206,7 +206,7 @@ def preset_by_id(cls: type[C], preset_id: int) -> C:
 def preset_ids(cls: type) -> frozenset[int]:
     """The one-byte preset ids a header of family ``cls`` may hold: the levels, and the ids of
     presets changed since their first streams (``PRESET_IDS``: level -> id; ``PRESETS``: every
-    id; at most 30 so that the terse header's flags hold it, ``seqzip.header.terse_version``).
+    id; at most 45 so that the terse header's flags hold it, ``seqzip.header.terse_version``).
 
         >>> from seqzip.models.order2 import Order2Config
         >>> sorted(preset_ids(Order2Config))
