@@ -56,6 +56,7 @@ class CMSpec:
     periods: bool  # record=2: the record length by scored repeat distances
     image: int = 0  # the 1-bit image expert: 1, 2 (more tables and bit histories)
     samples: bool = False  # samples=1: the numeric-sample expert
+    mix_init: int = 0  # the mixer's start: 0 zero weights, 1 and 2 a share (mixer.pxd)
 
 
 @dataclass(frozen=True)
@@ -124,16 +125,23 @@ class CMConfig:
     # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
     # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
     # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
+    mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
+    # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
+    # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
+    # the small Canterbury texts -2 to -8%, the books -0.3 to -0.4%; levels 6 and 9 -0.2
+    # to -1.2% and -0.05%); 2 the same weights with the prior of 4 (binary data: level 6
+    # x86-64 object -0.12%, kennedy.xls 0.00%, where 1 gives -0.03% and +0.09%)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
-    # first round; the image expert; this round): a JSON array (model files, formats 3-5)
-    # leaves out the newest generations while their fields hold their defaults, and one
-    # written before a generation lacks it and the later ones (``models.base``).
+    # first round; the image expert; round two; the code contexts; the mixer's start): a JSON
+    # array (model files, formats 3-5) leaves out the newest generations while their fields
+    # hold their defaults, and one written before a generation lacks it and the later ones
+    # (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1)
+                                               "code", "mix_init")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -210,7 +218,7 @@ class CMConfig:
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
-                      samples=bool(self.samples))
+                      samples=bool(self.samples), mix_init=self.mix_init)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 

@@ -31,6 +31,7 @@ CONFIG_BOUNDS = {
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
     "apm_rate": (1, 12),
+    "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
 }
 MIN_MATCH = 2            # a match model's shortest minimum length
 INT_MAX = 2 ** 31 - 1    # the C ints of the kernel

@@ -272,7 +272,7 @@ cdef class CMKernel(Kernel):
         cdef int i, k, rows
         selectors = list(spec.selectors)
         self.opt.kind = spec.optimizer
-        self.opt.decay, self.opt.eps = spec.decay, spec.eps
+        self.opt.decay, self.opt.eps, self.opt.init = spec.decay, spec.eps, spec.mix_init
         self.opt.b1t = self.opt.b2t = 1.0
         self.rate, self.rate2, self.gate_rate = spec.rate, spec.rate2, spec.gate_rate
         self.gate_set, self.net_pattern = -1, 0

@@ -18,10 +18,16 @@ cdef enum:
 cdef extern from *:
     """
     #define SEQZIP_CM_PRIOR 4.0
+    #define SEQZIP_CM_INIT_PRIOR 16.0
+    #define SEQZIP_CM_INIT_SHARE 2.0
     #define SEQZIP_CM_ADAM_B1 0.9
     #define SEQZIP_CM_ADAM_B2 0.999
     """
     double PRIOR "SEQZIP_CM_PRIOR"     # QDH: prior curvature of each weight (unit samples)
+    # mix_init=1 and 2: each row of the first layer starts with its inputs' weights summing
+    # to INIT_SHARE (the bias at 0); with 1 every weight's prior curvature is INIT_PRIOR
+    double INIT_PRIOR "SEQZIP_CM_INIT_PRIOR"
+    double INIT_SHARE "SEQZIP_CM_INIT_SHARE"
     double ADAM_B1 "SEQZIP_CM_ADAM_B1"
     double ADAM_B2 "SEQZIP_CM_ADAM_B2"
 
@@ -30,6 +36,7 @@ cdef struct Optimiser:
     int kind             # OPT_QDH, OPT_SGD, OPT_ADAM
     double decay, eps    # QDH: the curvature's decay per bit and its damping
     double b1t, b2t      # Adam: beta1^t and beta2^t
+    int init             # the mixer's start (``mix_init``): 0 zero weights, 1 and 2 a share
 
 
 cdef struct Mixer:
@@ -54,7 +61,11 @@ cdef inline int mixer_init(Mixer* m, int n_sets, int n, const Optimiser* o) noex
         return -1
     if o.kind == OPT_QDH:  # a prior curvature of a few samples
         for i in range(n_sets * n):
-            m.hd[i] = PRIOR
+            m.hd[i] = INIT_PRIOR if o.init == 1 else PRIOR
+    if o.init and n > 1:  # every row starts as a mean of the inputs, not at 0
+        for i in range(n_sets * n):
+            if i % n:
+                m.w[i] = INIT_SHARE / (n - 1)
     m.selected = 0
     m.dot = 0.0
     m.p = 0.5
