@@ -56,6 +56,7 @@ class CMSpec:
     periods: bool  # record=2: the record length by scored repeat distances
     image: int = 0  # the 1-bit image expert: 1, 2 (more tables and bit histories)
     samples: bool = False  # samples=1: the numeric-sample expert
+    row_maps: int = 0  # rows bits 8-11: the row maps (direct tables, rows.pxd)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,13 @@ class CMConfig:
     # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
     # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
     # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
+    rows: int = 0  # row contexts (kind rows), bit j < 8 the kind's j: the bytes one and two
+    # rows above, a second period longer than the record (the row of a table: kennedy.xls
+    # 2,963 bytes of 13-byte cells) detected by the distance at which 3-byte contexts repeat
+    # (context.ctx_vote_row; kinds.rows_hash lists the contexts); bits 8-11 the row maps
+    # (rows.pxd: direct tables of probabilities by the last 5, 6, 4 bytes, the rows above).
+    # Measured (level 6's binary variant 29, kennedy.xls 11,696 bytes): 0x12F 11,188,
+    # 0x1FF 11,168, 0xF2F 11,148, 0xFFF 11,132
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -132,8 +140,8 @@ class CMConfig:
     # written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1)
+                                               "code", "rows")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -192,12 +200,14 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1)
+            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1) + \
+            tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples
+            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
+            bin(self.rows >> 8).count("1")
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -210,7 +220,7 @@ class CMConfig:
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
-                      samples=bool(self.samples))
+                      samples=bool(self.samples), row_maps=self.rows >> 8)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -288,7 +298,9 @@ class CMConfig:
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
-            (self.markup > 0) * 8 * 19  # the markup trackers
+            (self.markup > 0) * 8 * 19 + \
+            (self.rows > 0) * LIMITS["row_bytes"] + \
+            bin(self.rows >> 8).count("1") * (6 << 20)  # markup, the row detector, row maps
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
