@@ -130,8 +130,10 @@ class CMConfig:
     # 2,963 bytes of 13-byte cells) detected by the distance at which 3-byte contexts repeat
     # (context.ctx_vote_row; kinds.rows_hash lists the contexts); bits 8-11 the row maps
     # (rows.pxd: direct tables of probabilities by the last 5, 6, 4 bytes, the rows above).
-    # Measured (level 6's binary variant 29, kennedy.xls 11,696 bytes): 0x12F 11,188,
-    # 0x1FF 11,168, 0xF2F 11,148, 0xFFF 11,132
+    # Measured (kennedy.xls, bytes): level 6's binary variant 29 11,696 -> 0x12F 11,188,
+    # 0xF2F 11,148, 0xFFF 11,132 (+11% and +38% CPU); level 9's (30, whose 44 contexts
+    # leave room for 4) 11,240 -> 0x12E 10,812, 0xF2E 10,760; level 1's (19) 16,156 ->
+    # 0x22 14,232 (+7% CPU), 0x122 12,884 (+36%)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
