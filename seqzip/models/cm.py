@@ -57,6 +57,7 @@ class CMSpec:
     image: int = 0  # the 1-bit image expert: 1, 2 (more tables and bit histories)
     samples: bool = False  # samples=1: the numeric-sample expert
     mix_init: int = 0  # the mixer's start: 0 zero weights, 1 and 2 a share (mixer.pxd)
+    row_maps: int = 0  # rows bits 8-11: the row maps (direct tables, rows.pxd)
 
 
 @dataclass(frozen=True)
@@ -131,17 +132,26 @@ class CMConfig:
     # the small Canterbury texts -2 to -8%, the books -0.3 to -0.4%; levels 6 and 9 -0.2
     # to -1.2% and -0.05%); 2 the same weights with the prior of 4 (binary data: level 6
     # x86-64 object -0.12%, kennedy.xls 0.00%, where 1 gives -0.03% and +0.09%)
+    rows: int = 0  # row contexts (kind rows), bit j < 8 the kind's j: the bytes one and two
+    # rows above, a second period longer than the record (the row of a table: kennedy.xls
+    # 2,963 bytes of 13-byte cells) detected by the distance at which 3-byte contexts repeat
+    # (context.ctx_vote_row; kinds.rows_hash lists the contexts); bits 8-11 the row maps
+    # (rows.pxd: direct tables of probabilities by the last 5, 6, 4 bytes, the rows above).
+    # Measured (kennedy.xls, bytes): level 6's binary variant 29 11,696 -> 0x12F 11,188,
+    # 0xF2F 11,148, 0xFFF 11,132 (+11% and +38% CPU); level 9's (30, whose 44 contexts
+    # leave room for 4) 11,240 -> 0x12E 10,812, 0xF2E 10,760; level 1's (19) 16,156 ->
+    # 0x22 14,232 (+7% CPU), 0x122 12,884 (+36%)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
-    # first round; the image expert; round two; the code contexts; the mixer's start): a JSON
+    # first round; the image expert; round two; the code contexts; the mixer's start; the rows): a JSON
     # array (model files, formats 3-5) leaves out the newest generations while their fields
     # hold their defaults, and one written before a generation lacks it and the later ones
     # (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code", "mix_init")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1)
+                                               "code", "mix_init", "rows")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -200,12 +210,14 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1)
+            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1) + \
+            tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples
+            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
+            bin(self.rows >> 8).count("1")
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -218,7 +230,8 @@ class CMConfig:
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
-                      samples=bool(self.samples), mix_init=self.mix_init)
+                      samples=bool(self.samples), mix_init=self.mix_init,
+                      row_maps=self.rows >> 8)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -296,7 +309,9 @@ class CMConfig:
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
-            (self.markup > 0) * 8 * 19  # the markup trackers
+            (self.markup > 0) * 8 * 19 + \
+            (self.rows > 0) * LIMITS["row_bytes"] + \
+            bin(self.rows >> 8).count("1") * (6 << 20)  # markup, the row detector, row maps
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

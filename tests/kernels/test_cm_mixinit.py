@@ -109,7 +109,9 @@ def test_bound_is_refused_and_the_default_keeps_headers():
     assert b"mix_init" not in config_to_bytes(old)
     assert config_to_bytes(old) == config_to_bytes(dataclasses.replace(old, mix_init=0))
     new = dataclasses.replace(old, mix_init=1)
-    assert len(json.loads(config_to_bytes(new))) == len(dataclasses.fields(CMConfig))
+    later = CMConfig.ADDED_FIELDS[CMConfig.ADDED_FIELDS.index("mix_init") + 1:]  # at defaults
+    assert len(json.loads(config_to_bytes(new))) == len(dataclasses.fields(CMConfig)) - \
+        len(later)
     assert len(json.loads(config_to_bytes(old))) < len(dataclasses.fields(CMConfig))
     assert config_from_bytes(CMConfig, config_to_bytes(new)) == new
     assert config_from_bytes(CMConfig, config_to_bytes(old)) == old

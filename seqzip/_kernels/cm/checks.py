@@ -27,6 +27,7 @@ CONFIG_BOUNDS = {
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
     "samples": (0, 1),
+    "rows": (0, 4095),  # bit masks of the row contexts (0-7) and the row maps (8-11)
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
@@ -272,6 +273,16 @@ def check_samples(L: dict, v: dict, raw: dict):
             _fail("samples.pred", "holds a prediction outside 0..2^32 - 1")
 
 
+def check_rows(L: dict, v: dict, raw: dict):
+    """The row maps (rows.pxd): counts within the rate table, each bit's index inside its
+    map (its size: its counts' buffer)."""
+    for i in range(4):
+        if f"rowmap{i}.n" in raw:
+            size = _below(raw, f"rowmap{i}.n", "=u2", L["sm_limit"] + 1).size
+            if not 0 <= v[f"rowmap{i}.index"] < size:
+                _fail(f"rowmap{i}.index", f"is outside its map of {size}")
+
+
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     """Check a whole state (named scalars, raw buffers by name, slot offsets) against the
     kernel's layout; the slots as a list of offsets.  ValueError names the first bad field."""
@@ -280,6 +291,7 @@ def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     check_tables(layout, raw)
     check_image(layout, scalars, raw)
     check_samples(layout, scalars, raw)
+    check_rows(layout, scalars, raw)
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)

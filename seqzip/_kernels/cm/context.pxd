@@ -6,9 +6,10 @@
 # (a byte value seen twice at the same distance votes for that period) and the follow tables
 # (the last two bytes that followed each byte and each pair of bytes); optionally a second
 # record-length detector (scored repeat distances: ``periods``) and the text trackers (the
-# third previous word, the bracket/quote/tag nesting: ``text``).
+# third previous word, the bracket/quote/tag nesting: ``text``); optionally the row detector
+# (a second, longer period: the distance at which 3-byte contexts repeat, scored: ``rows``).
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport big_calloc, hash2
@@ -18,6 +19,12 @@ cdef enum:
     PERIODS = 4096               # record=2: slots of the table of scored repeat distances
     PERIOD_MIN = 16              # the score a distance needs to become the record length
     RECORD_MAX = 65536           # the longest record length the run votes detect
+    ROW_SLOTS = 65536            # rows: 3-byte contexts (hashed) whose repeats are timed
+    ROW_MAX = 65535              # the longest row length
+    ROW_WORDS = 2 * ROW_SLOTS + 2 * PERIODS + 4  # rows: the uint32 words of its state
+    ROW_LEN = ROW_WORDS - 4      # ... the word of the row length (0: none yet)
+    ROW_ABOVE = ROW_WORDS - 3    # ... of the distance to the row above here
+    ROW_CELL = ROW_WORDS - 2     # ... of the best-scored distance of all (the cell)
 
 
 cdef enum:  # markup contexts: the markup trackers, ``mk[]`` (uint64 words; ``ctx_markup``)
@@ -75,10 +82,27 @@ cdef struct Context:
     uint64_t text_state[2]       # the word before the previous two, the nesting
     bint markup                  # markup contexts: track tags, attributes, open elements
     uint64_t mk[MK_N]            # ... their state (MK_*)
+    uint32_t* rows               # rows: the row detector's state (NULL: off), ROW_WORDS words:
+                                 # each context's last position and distance (ROW_SLOTS each),
+                                 # the scored distances and their scores (PERIODS each), the
+                                 # row length, the distance to the row above, the cell, spare
+
+
+cdef inline int ctx_rows_init(Context* c, bint rows) noexcept nogil:
+    """With row contexts (after ``ctx_init``): the row detector's state, zeroed (the
+    caller frees ``c.rows``); -1 when it cannot be allocated."""
+    c.rows = NULL
+    if rows:
+        c.rows = <uint32_t*>calloc(ROW_WORDS, sizeof(uint32_t))
+        if c.rows == NULL:
+            return -1
+    return 0
 
 
 cdef inline int ctx_init(Context* c, int history_bits, bint records, bint periods,
-                         bint text) noexcept nogil:
+                         bint text, bint rows=False) noexcept nogil:
+    """The state at a stream's start (``rows``: with the row detector); -1 when out of
+    memory (``ctx_free`` frees what was allocated)."""
     c.history_mask = (<uint64_t>1 << history_bits) - 1
     c.history = <uint8_t*>big_calloc(c.history_mask + 1)
     c.pos = 0
@@ -101,7 +125,12 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     c.period_len[0] = 0
     c.text = text
     c.text_state[0] = c.text_state[1] = 0
-    return -1 if c.history == NULL else 0
+    return -1 if c.history == NULL or ctx_rows_init(c, rows) < 0 else 0
+
+
+cdef inline void ctx_free(Context* c) noexcept nogil:
+    free(c.history)
+    free(c.rows)
 
 
 cdef inline uint64_t ctx_back(const Context* c, uint64_t k) noexcept nogil:
@@ -115,6 +144,24 @@ cdef inline uint64_t ctx_record_length(const Context* c) noexcept nogil:
     """The record length the record contexts use: the scored one once there is one, else the
     run-vote one (0: none)."""
     return c.period_len[0] if c.period_len[0] else c.record_len
+
+
+cdef inline uint64_t ctx_row_length(const Context* c) noexcept nogil:
+    """The row length the row contexts use: the detected one when longer than the record
+    length (0: none, or no row detector)."""
+    cdef uint64_t p = c.rows[ROW_LEN] if c.rows != NULL else 0
+    return p if p > ctx_record_length(c) and p > c.rows[ROW_CELL] else 0
+
+
+cdef inline uint64_t ctx_row_above(const Context* c) noexcept nogil:
+    """The distance to the same place in the row above: the row length, or the distance at
+    which the last context seen once a row repeated, when near it (rows of unequal
+    lengths: kennedy.xls's rows are 2,963 bytes, some 2,969 or 2,975)."""
+    cdef uint64_t p = ctx_row_length(c), q
+    if p == 0:
+        return 0
+    q = c.rows[ROW_ABOVE]
+    return q if p - p // 16 - 8 <= q <= p + p // 16 + 8 else p
 
 
 cdef inline int byte_class(int b) noexcept nogil:
@@ -304,6 +351,59 @@ cdef inline void ctx_vote_period(Context* c, uint8_t b, uint64_t here) noexcept 
             c.period_s[i] >>= 1
 
 
+cdef inline uint32_t _row_score(const uint32_t* ds, const uint32_t* ss, uint32_t d) noexcept nogil:
+    return ss[d % PERIODS] if d and ds[d % PERIODS] == d else 0
+
+
+cdef inline void ctx_vote_row(Context* c) noexcept nogil:
+    """rows (after the history and ``c8`` took the byte): the last three bytes, hashed to
+    one of ROW_SLOTS contexts, seen again at the distance they were seen at the time before
+    (2..ROW_MAX) vote for that distance, scored as ``ctx_vote_period`` scores the record
+    length (slot d % PERIODS; another distance in the slot loses a point per vote and is
+    replaced at zero; scores halve at 2^16).  Two distances are kept: the cell, the best of
+    all, and the row, the best longer than the cell and the record length; each becomes a
+    distance that scores at least PERIOD_MIN and more than it + 2.  A table's rows repeat
+    their cells' addresses and formats: in kennedy.xls the cell is 13 bytes, the row 2,963.
+    A context seen at a distance near the row's (within 1/16 + 8) says where the row above
+    is here (``ctx_row_above``)."""
+    cdef uint32_t* last = c.rows
+    cdef uint32_t* dist = c.rows + ROW_SLOTS
+    cdef uint32_t* ds = c.rows + 2 * ROW_SLOTS
+    cdef uint32_t* ss = c.rows + 2 * ROW_SLOTS + PERIODS
+    cdef uint32_t here = <uint32_t>c.pos, d, prev, r = c.rows[ROW_LEN], cell = c.rows[ROW_CELL]
+    cdef uint32_t h = ((<uint32_t>(c.c8 & 0xFFFFFF) * <uint32_t>0x9E3779B1) >> 16) & \
+        (ROW_SLOTS - 1)
+    cdef uint64_t low = max(ctx_record_length(c), <uint64_t>cell)
+    cdef int slot, i
+    if c.pos < 3:
+        return
+    prev = last[h]
+    last[h] = here
+    d = here - prev if prev else 0
+    if r > low and d > low and r - r // 16 - 8 <= d <= r + r // 16 + 8:
+        c.rows[ROW_ABOVE] = d  # a context once a row: the row above is d back here
+    if d != dist[h] or d < 2 or d > ROW_MAX:
+        dist[h] = d
+        return
+    slot = <int>(d % PERIODS)
+    if ds[slot] == d:
+        ss[slot] += 1
+    elif ss[slot] > 0:
+        ss[slot] -= 1
+    else:
+        ds[slot] = d
+        ss[slot] = 1
+    if ds[slot] == d and ss[slot] >= PERIOD_MIN:
+        if d != cell and ss[slot] > _row_score(ds, ss, cell) + 2:
+            c.rows[ROW_CELL] = cell = d
+            low = max(low, <uint64_t>cell)
+        if d > low and d != r and ss[slot] > (_row_score(ds, ss, r) if r > low else 0) + 2:
+            c.rows[ROW_LEN] = d
+    if ss[slot] >= 65536:
+        for i in range(PERIODS):
+            ss[i] >>= 1
+
+
 cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     """After symbol x (byte b): every tracker, once."""
     cdef uint8_t folded
@@ -340,6 +440,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
+    if c.rows != NULL:
+        ctx_vote_row(c)
     # records: a byte value seen twice at the same distance votes for that period
     if c.periods:
         ctx_vote_period(c, b, here)
@@ -391,4 +493,6 @@ cdef inline list ctx_fields(Context* c):
                     True))
     if c.markup:
         out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
+    if c.rows != NULL:
+        out.append(("rows", F_BYTES, <size_t>c.rows, ROW_WORDS * sizeof(uint32_t), True))
     return out

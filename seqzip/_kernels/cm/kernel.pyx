@@ -58,8 +58,8 @@ from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_fields, apm_fre
                                      apm_refine)
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
-from seqzip._kernels.cm.context cimport (RECORD_MAX, Context, ctx_fields, ctx_init,
-                                         ctx_markup_init, ctx_record_length, ctx_update)
+from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_fields, ctx_free,
+                                         ctx_init, ctx_markup_init, ctx_record_length, ctx_update)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
 from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read,
                                        field_write)
@@ -69,9 +69,10 @@ from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot
 from seqzip._kernels.cm.image cimport (IMAGE_MAPS, image_apm_rows, image_build, image_bytes,
                                        image_layout)
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
-                                       K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_SPARSE, K_TEXT,
-                                       K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
+                                       K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
+                                       K_TEXT, K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
+from seqzip._kernels.cm.rows cimport rows_build
 from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
                                        mm_state)
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
@@ -89,12 +90,12 @@ cdef enum:
     MAX_SETS = 8
     MAX_MATCH = 2
 
-KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD,
+KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD, "rows": K_ROWS,
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
          "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP, "code": K_CODE}
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
-LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH,
+LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes=4 * ROW_WORDS,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
               image_maps=IMAGE_MAPS, sample_maps=SAMPLE_MAPS, sample_size=SAMPLE_SIZE,
               image_bytes=(0, image_bytes(IMAGE_MAPS), image_bytes(2 * IMAGE_MAPS)))
@@ -177,7 +178,7 @@ cdef class CMKernel(Kernel):
 
     def __dealloc__(self):
         cdef int i
-        free(self.ctx.history)
+        ctx_free(&self.ctx)
         for i in range(self.n_bank):
             if self.bank[i].state != NULL:
                 self.bank[i].free(self.bank[i].state)
@@ -215,11 +216,11 @@ cdef class CMKernel(Kernel):
         self.has_network = network is not None
         if self.has_network:
             self.network = network.iface
-        if ctx_init(&self.ctx, spec.history_bits,
-                    any(kind in (K_RECORD, K_COLUMN) for kind, j in spec.contexts) or
-                    spec.periods, spec.periods, any(kind == K_TEXT for kind, j in spec.contexts)):
+        kinds = {kind for kind, j in spec.contexts}
+        if ctx_init(&self.ctx, spec.history_bits, bool(kinds & {K_RECORD, K_COLUMN}) or
+                    spec.periods, spec.periods, K_TEXT in kinds, K_ROWS in kinds):
             raise MemoryError()
-        ctx_markup_init(&self.ctx, any(kind == K_MARKUP for kind, j in spec.contexts))
+        ctx_markup_init(&self.ctx, K_MARKUP in kinds)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self._build_bank(spec)
         self.n_inputs = 1
@@ -229,8 +230,7 @@ cdef class CMKernel(Kernel):
             raise ValueError("too many inputs")
         self._init_mixer(spec)
         # APMs: the node, order 1, hashed orders 2 and 3 (image=2: pixels, runs), the match state
-        self.apm.n = spec.apm
-        self.apm.rate = spec.apm_rate
+        self.apm.n, self.apm.rate = spec.apm, spec.apm_rate
         for i in range(self.apm.n):
             if apm_init_stage(&self.apm, i, (1 << self.B, A << self.B, 1 << 14, 1 << 14,
                                              48 << self.B)[i]) < 0:
@@ -261,6 +261,8 @@ cdef class CMKernel(Kernel):
         self.samples = getattr(spec, "samples", False)
         if self.samples:
             self._add(samples_build, spec)
+        if getattr(spec, "row_maps", 0):
+            self._add(rows_build, spec)
         self.n_match = len(spec.matches)
         for i in range(self.n_match):
             self._add(mm_build, spec, None, i)
@@ -334,9 +336,7 @@ cdef class CMKernel(Kernel):
     # ------------------------------------------------------------ per bit
 
     cdef inline int _match_state(self) noexcept nogil:
-        if self.n_match == 0:
-            return 0
-        return mm_state(self.match[0], self.B, self.at.depth)
+        return mm_state(self.match[0], self.B, self.at.depth) if self.n_match else 0
 
     cdef int c_predict_bit(self) noexcept:
         return self._predict_bit()

@@ -10,7 +10,8 @@ from libc.stdint cimport int64_t, uint64_t
 from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLAGS, MK_LINE,
                                          MK_MODE, MK_PROSE1, MK_PROSE2, MK_STACK, MK_STACK0, MK_STRIPPED,
                                          MK_TAG, MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT,
-                                         Context, ctx_back, ctx_record_length)
+                                         Context, ctx_back, ctx_record_length, ctx_row_above,
+                                         ctx_row_length)
 from seqzip._kernels.cm.tables cimport hash2
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
@@ -28,7 +29,8 @@ cdef enum:  # context kinds (the tags' ids)
     K_NUMERIC = 9     # numeric: the next sample predicted from the previous ones
     K_MARKUP = 10     # markup (bits): tags, attributes, open elements, lines, the text
     K_CODE = 11       # code (bits): machine code, 16-bit big-endian words and x86 (code_hash)
-    N_KINDS = 12
+    K_ROWS = 12       # rows (bits): the bytes one and two rows above (the row detector)
+    N_KINDS = 13
 
 
 cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -316,6 +318,39 @@ cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept n
     return hash2(h, w | (<uint64_t>n << 16))
 
 
+cdef inline uint64_t rows_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Tables whose rows are longer than their records (``ctx_vote_row``): the byte one row
+    above (a), two rows above (a2), the record above (u: one record length back), with
+    (0) the last byte; (1) a2 and the last byte; (2) the byte after a (above-right) and the
+    last two bytes; (3) u and the last byte; (4) the column in the row; (5) whether a
+    agreed with a2 and u with the byte above it, and the last byte; (6) above-left,
+    above-right and the last byte; (7) the last three bytes."""
+    cdef uint64_t p = ctx_row_above(c), r = ctx_record_length(c), a, a2, u, n = ctx_row_length(c)
+    if p == 0:
+        return hash2(tag, 0)
+    a = ctx_back(c, p)
+    if j == 0:
+        return hash2(tag, (a << 8) | (c.c8 & 0xFF))
+    if j == 1:
+        return hash2(tag, (a << 16) | (ctx_back(c, p + n) << 8) | (c.c8 & 0xFF))
+    if j == 2:
+        return hash2(tag, (a << 24) | (ctx_back(c, p - 1) << 16) | (c.c8 & 0xFFFF))
+    if j == 3:
+        u = ctx_back(c, r) if r else 0
+        return hash2(tag, (a << 16) | (u << 8) | (c.c8 & 0xFF) | (r << 24))
+    if j == 4:
+        return hash2(tag, (a << 16) | (c.pos % n))
+    if j == 5:
+        a2 = ctx_back(c, p + n)
+        u = ctx_back(c, r) if r else 0
+        return hash2(tag, (a << 8) | (c.c8 & 0xFF) | (<uint64_t>(a == a2) << 16) |
+                     (<uint64_t>(r and u == ctx_back(c, r + p)) << 17) | (u << 24))
+    if j == 6:
+        return hash2(tag, (a << 24) | (ctx_back(c, p + 1) << 16) | (ctx_back(c, p - 1) << 8) |
+                     (c.c8 & 0xFF))
+    return hash2(tag, (a << 24) | (c.c8 & 0xFFFFFF))
+
+
 cdef inline kind_hash kind_function(int kind) noexcept nogil:
     """The registration of the kinds: id -> function (NULL for an unknown id)."""
     if kind == K_ORDER:
@@ -342,6 +377,8 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
         return markup_hash
     if kind == K_CODE:
         return code_hash
+    if kind == K_ROWS:
+        return rows_hash
     return NULL
 
 

@@ -9,7 +9,8 @@ from libc.stdlib cimport calloc, free
 from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
 from seqzip._kernels.cm.component cimport Cursor
-from seqzip._kernels.cm.context cimport Context, ctx_init, ctx_markup_init, ctx_update
+from seqzip._kernels.cm.context cimport (Context, ctx_free, ctx_init, ctx_markup_init,
+                                         ctx_row_length, ctx_update)
 from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
 from seqzip._kernels.cm.selectors cimport selector_row
@@ -77,23 +78,25 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
     return dot, p
 
 
-cdef Context* _fresh_context(bint records, bint periods, bint text) except NULL:
+cdef Context* _fresh_context(bint records, bint periods, bint text,
+                             bint rows=False) except NULL:
     """A context state as a stream starts it (16 bits of history); the caller frees it."""
     cdef Context* c = <Context*>calloc(1, sizeof(Context))
-    if c == NULL or ctx_init(c, 16, records, periods, text) < 0:
+    if c == NULL or ctx_init(c, 16, records, periods, text, rows) < 0:
         if c != NULL:
-            free(c.history)
+            ctx_free(c)
         free(c)
         raise MemoryError()
     return c
 
 
 def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
-                      bint text=False, bint markup=False):
+                      bint text=False, bint markup=False, bint rows=False):
     """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
     0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
-    text trackers, ``markup``: the markup trackers): for tests of the kinds' stability."""
-    cdef Context* c = _fresh_context(records, periods, text)
+    text trackers, ``markup``: the markup trackers, ``rows``: the row detector): for tests
+    of the kinds' stability."""
+    cdef Context* c = _fresh_context(records, periods, text, rows)
     cdef kind_hash f
     ctx_markup_init(c, markup)
     try:
@@ -107,7 +110,20 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
             out.append(f(c, kind_tag(kind, j), j))
         return out
     finally:
-        free(c.history)
+        ctx_free(c)
+        free(c)
+
+
+def py_row_length(bytes data, bint records=True, bint periods=True):
+    """The row length the row detector finds in ``data`` (bytes of the alphabet 0..255),
+    from a fresh context state with the record detectors given."""
+    cdef Context* c = _fresh_context(records, periods, False, True)
+    try:
+        for b in data:
+            ctx_update(c, b, b)
+        return ctx_row_length(c)
+    finally:
+        ctx_free(c)
         free(c)
 
 
