@@ -56,6 +56,7 @@ class CMSpec:
     periods: bool  # record=2: the record length by scored repeat distances
     image: int = 0  # the 1-bit image expert: 1, 2 (more tables and bit histories)
     samples: bool = False  # samples=1: the numeric-sample expert
+    sse: int = 0  # the final stage's newer behaviours (CMConfig.sse)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,13 @@ class CMConfig:
     # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
     # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
     # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
+    sse: int = 0  # the final stage (sse.pxd), a bit mask: (0) per-cell counts, a cell moves
+    # 1/(n + 1.5) of the way to each bit down to 2^-apm_rate; (1) a learned mix of the
+    # stages' stretched outputs and the mixer's log-odds in place of the fixed weights; more
+    # stages (2^16 rows each): (2) order 2 with the match state, (3) the word so far and the
+    # last byte, (4) order 1 with the classes of the two bytes before, (5) hashed order 6;
+    # (6) each stage refines the one before's output (a chain); (7) the APM's hashed stages
+    # (orders 2 and 3) take 2^16 rows, not 2^14
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -132,8 +140,8 @@ class CMConfig:
     # written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1)
+                                               "code", "sse")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -210,7 +218,7 @@ class CMConfig:
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
-                      samples=bool(self.samples))
+                      samples=bool(self.samples), sse=self.sse)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -288,7 +296,8 @@ class CMConfig:
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
-            (self.markup > 0) * 8 * 19  # the markup trackers
+            (self.markup > 0) * 8 * 19 + \
+            _sse_memory(self.sse, self.apm, A, B)  # the markup trackers, sse's tables
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
@@ -308,6 +317,17 @@ BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0
 # bytes (of 256 values) whose eight pixels hold at most two changes (00111000, 11111110 ...)
 _SMOOTH = [b not in (0, 255) and bin((b ^ (b >> 1)) & 0x7F).count("1") <= 2
            for b in range(256)]
+
+
+def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
+    """Bytes the final stage's newer behaviours allocate (``CMConfig.sse``): 2^16 rows of 33
+    bins per extra stage, a byte per cell with counts, the mix's weights."""
+    extra = bin(sse & 60).count("1")
+    hashed = 1 << 16 if sse & 128 else 1 << 14  # the APM's hashed stages' rows
+    cells = 33 * (sum(((1 << B), A << B, hashed, hashed, 48 << B)[i] for i in range(apm)) +
+                  (extra << 16))
+    mix = 8 * (2 + apm + extra) if sse & 2 else 0
+    return 2 * 33 * (extra << 16) + (sse & 1) * cells + mix
 
 
 def looks_like_bitmap(counts) -> bool:
