@@ -56,6 +56,7 @@ cdef struct Sse:
     double* w            # its weights (one row: by the node measured worse)
     double inp[SSE_INPUTS]
     double p             # its output
+    double rate_of[SSE_COUNT_LIMIT + 1]  # a cell's rate by its count: 1/(n + 1.5), 2^-rate
     int hashed           # the row mask of the APM's hashed stages (2^14 rows, SSE_WIDE 2^16)
 
 
@@ -96,6 +97,10 @@ cdef inline int sse_init(Sse* s, Apm* a, int mask) noexcept nogil:
     s.n_base = a.n
     s.x.n = 0
     s.x.rate = a.rate
+    for i in range(SSE_COUNT_LIMIT + 1):
+        s.rate_of[i] = 1.0 / (i + 1.5)
+        if s.rate_of[i] < 1.0 / (1 << a.rate):
+            s.rate_of[i] = 1.0 / (1 << a.rate)
     for j in range(4):
         k = SSE_O2M << j
         if mask & k:
@@ -241,10 +246,10 @@ cdef inline double sse_refine(Sse* s, Apm* a, double p, double dot) noexcept nog
 
 
 @cython.cdivision(True)
-cdef inline void _learn(Apm* a, uint8_t** count, int base, int bit, int rate, bint counted
-                        ) noexcept nogil:
+cdef inline void _learn(Apm* a, uint8_t** count, int base, int bit, int rate, bint counted,
+                        const double* rate_of) noexcept nogil:
     cdef int target = 65535 if bit else 0, i, at
-    cdef double frac, r0, r1, floor = 1.0 / (1 << rate)
+    cdef double frac, r0, r1
     cdef uint16_t* cell
     cdef uint8_t* n
     for i in range(a.n):
@@ -257,12 +262,8 @@ cdef inline void _learn(Apm* a, uint8_t** count, int base, int bit, int rate, bi
             cell[1] = <uint16_t>(cell[1] + <int>((target - cell[1]) * frac) // (1 << rate))
             continue
         n = count[base + i] + at
-        r0 = 1.0 / (n[0] + 1.5)
-        r1 = 1.0 / (n[1] + 1.5)
-        if r0 < floor:
-            r0 = floor
-        if r1 < floor:
-            r1 = floor
+        r0 = rate_of[n[0]]
+        r1 = rate_of[n[1]]
         cell[0] = <uint16_t>(cell[0] + <int>((target - cell[0]) * (1.0 - frac) * r0))
         cell[1] = <uint16_t>(cell[1] + <int>((target - cell[1]) * frac * r1))
         if frac < 0.5:
@@ -279,8 +280,8 @@ cdef inline void sse_learn(Sse* s, Apm* a, int bit) noexcept nogil:
     if not s.mask:
         apm_learn(a, bit)
         return
-    _learn(a, s.count, 0, bit, s.rate, s.mask & SSE_COUNT)
-    _learn(&s.x, s.count, s.n_base, bit, s.rate, s.mask & SSE_COUNT)
+    _learn(a, s.count, 0, bit, s.rate, s.mask & SSE_COUNT, s.rate_of)
+    _learn(&s.x, s.count, s.n_base, bit, s.rate, s.mask & SSE_COUNT, s.rate_of)
     if s.mask & SSE_MIX:
         err = bit - s.p
         g = err * SSE_RATE
