@@ -58,6 +58,7 @@ class CMSpec:
     samples: bool = False  # samples=1: the numeric-sample expert
     mix_init: int = 0  # the mixer's start: 0 zero weights, 1 and 2 a share (mixer.pxd)
     row_maps: int = 0  # rows bits 8-11: the row maps (direct tables, rows.pxd)
+    sse: int = 0  # the final stage's newer behaviours (CMConfig.sse)
 
 
 @dataclass(frozen=True)
@@ -141,17 +142,26 @@ class CMConfig:
     # 0xF2F 11,148, 0xFFF 11,132 (+11% and +38% CPU); level 9's (30, whose 44 contexts
     # leave room for 4) 11,240 -> 0x12E 10,812, 0xF2E 10,760; level 1's (19) 16,156 ->
     # 0x22 14,232 (+7% CPU), 0x122 12,884 (+36%)
+    sse: int = 0  # the final stage (sse.pxd), a bit mask: (0) per-cell counts, a cell moves
+    # 1/(n + 1.5) of the way to each bit down to 2^-apm_rate; (1) a learned mix of the
+    # stages' stretched outputs and the mixer's log-odds in place of the fixed weights; more
+    # stages (2^16 rows each): (2) order 2 with the match state, (3) the word so far and the
+    # last byte, (4) order 1 with the classes of the two bytes before, (5) hashed order 6;
+    # (6) each stage refines the one before's output (a chain); (7) the APM's hashed stages
+    # (orders 2 and 3) take 2^16 rows, not 2^14.  Measured (body bytes): level 6, 51 (0, 1,
+    # 4, 5) -0.2 to -0.3% on text, kennedy.xls -2.0%, ctw.o -0.3%, 16 MB, +10-40% CPU; the
+    # chain +1 to +2%, 7 nothing; level 1, 3: cp.html -1.0%, fields.c -1.5%, sum -0.9%
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
-    # first round; the image expert; round two; the code contexts; the mixer's start; the rows): a JSON
-    # array (model files, formats 3-5) leaves out the newest generations while their fields
-    # hold their defaults, and one written before a generation lacks it and the later ones
-    # (``models.base``).
+    # first round; the image expert; round two; the code contexts; round four: the mixer's
+    # start, the rows, the final stage): a JSON array (model files, formats 3-5) leaves out
+    # the newest generations while their fields hold their defaults, and one written before a
+    # generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code", "mix_init", "rows")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1)
+                                               "code", "mix_init", "rows", "sse")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -231,7 +241,7 @@ class CMConfig:
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
-                      row_maps=self.rows >> 8)
+                      row_maps=self.rows >> 8, sse=self.sse)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -311,7 +321,8 @@ class CMConfig:
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
             (self.markup > 0) * 8 * 19 + \
             (self.rows > 0) * LIMITS["row_bytes"] + \
-            bin(self.rows >> 8).count("1") * (6 << 20)  # markup, the row detector, row maps
+            bin(self.rows >> 8).count("1") * (6 << 20) + \
+            _sse_memory(self.sse, self.apm, A, B)  # markup, the row detector, maps, sse's tables
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
@@ -331,6 +342,17 @@ BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0
 # bytes (of 256 values) whose eight pixels hold at most two changes (00111000, 11111110 ...)
 _SMOOTH = [b not in (0, 255) and bin((b ^ (b >> 1)) & 0x7F).count("1") <= 2
            for b in range(256)]
+
+
+def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
+    """Bytes the final stage's newer behaviours allocate (``CMConfig.sse``): 2^16 rows of 33
+    bins per extra stage, a byte per cell with counts, the mix's weights."""
+    extra = bin(sse & 60).count("1")
+    hashed = 1 << 16 if sse & 128 else 1 << 14  # the APM's hashed stages' rows
+    cells = 33 * (sum(((1 << B), A << B, hashed, hashed, 48 << B)[i] for i in range(apm)) +
+                  (extra << 16))
+    mix = 8 * (2 + apm + extra) if sse & 2 else 0
+    return 2 * 33 * (extra << 16) + (sse & 1) * cells + mix
 
 
 def looks_like_bitmap(counts) -> bool:

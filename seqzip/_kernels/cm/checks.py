@@ -33,6 +33,7 @@ CONFIG_BOUNDS = {
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
     "apm_rate": (1, 12),
     "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
+    "sse": (0, 255),  # a bit mask (sse.pxd's SSE_MASK)
 }
 MIN_MATCH = 2            # a match model's shortest minimum length
 INT_MAX = 2 ** 31 - 1    # the C ints of the kernel
@@ -41,7 +42,8 @@ INT_MAX = 2 ** 31 - 1    # the C ints of the kernel
 _TYPES = {"map_state": "=i4", "apm_ctx": "=i4", "apm_bin": "=i4", "apm_frac": "=f8",
           "apm_out": "=f8", "inputs": "=f8", "y2": "=f8", "expert_probs": "=f8",
           "trees": "=f8", "last_pos": "=u8", "last_dist": "=u8", "gate_U": "=f8",
-          "gate_hd": "=f8", "gate_hc": "=f8", "gate_features": "=f8", "gate_z": "=f8"}
+          "gate_hd": "=f8", "gate_hc": "=f8", "gate_features": "=f8", "gate_z": "=f8",
+          "sse.out": "=f8", "sse.w": "=f8", "sse.inp": "=f8"}
 
 
 def _fail(name: str, what: str):
@@ -214,6 +216,24 @@ def check_apm(L: dict, raw: dict):
             _fail("apm_frac", f"holds {frac[i]} for stage {i}")
 
 
+def check_sse(L: dict, v: dict, raw: dict):
+    """sse > 0: each extra stage's row and bin inside its table, the mix's floats finite
+    (the counts may hold any value: a rate's divisor)."""
+    if L["sse"]:
+        ctx, bins = _view(raw, "sse.ctx", "=i4"), _view(raw, "sse.bin", "=i4")
+        frac = _view(raw, "sse.frac", "=f8")
+        for i, rows in enumerate(L["sse"]):
+            if not (0 <= ctx[i] < rows and 0 <= bins[i] <= L["apm_bins"] - 2 and
+                    0.0 <= frac[i] <= 1.0):
+                _fail("sse.ctx", f"holds row {ctx[i]}, bin {bins[i]} or fraction {frac[i]} "
+                      f"outside stage {i}'s table")
+        _finite(raw, "sse.out")
+    if L["sse_mix"]:
+        _float(v, "sse.p", 0.0, 1.0)
+        _finite(raw, "sse.w")
+        _finite(raw, "sse.inp")
+
+
 def check_spec(spec, limits: dict, n_experts: int, network: bool):
     """The bounds of a parsed config (``CMConfig.spec``) that keep the kernel's memory safe:
     the config's own (``CONFIG_BOUNDS``) and the kernel's ``limits`` (``SPEC_LIMITS``: its
@@ -295,4 +315,5 @@ def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)
+    check_sse(layout, scalars, raw)
     return check_slots(layout, slots)

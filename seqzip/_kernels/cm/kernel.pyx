@@ -53,9 +53,7 @@ from seqzip._kernels.cm.names import legacy_scalars, scalar_type
 
 from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel,
                            ModelInterface)
-from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_fields, apm_free,
-                                     apm_init_stage, apm_learn, apm_memory, apm_prefetch,
-                                     apm_refine)
+from seqzip._kernels.cm.apm cimport APM_BINS, MAX_APM, Apm, apm_fields, apm_free, apm_memory
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
 from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_fields, ctx_free,
@@ -66,8 +64,7 @@ from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
-from seqzip._kernels.cm.image cimport (IMAGE_MAPS, image_apm_rows, image_build, image_bytes,
-                                       image_layout)
+from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
                                        K_TEXT, K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
@@ -80,8 +77,10 @@ from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimi
                                        mixer_predict, mixer_train, optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
                                            selector_ids, selector_row, selector_rows)
+from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
+                                     sse_learn, sse_memory, sse_refine, sse_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
-from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, hash2, squash
+from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, squash
 
 build_tables()
 
@@ -171,6 +170,7 @@ cdef class CMKernel(Kernel):
     cdef double rate, rate2, gate_rate
     # secondary estimation
     cdef Apm apm
+    cdef Sse sse                           # sse > 0: counts, a learned mix, more stages
     cdef double p_mix, p_final
     cdef readonly long symbols_seen
     cdef list fields                       # every field of the state (``field.pxd``)
@@ -187,6 +187,7 @@ cdef class CMKernel(Kernel):
             mixer_free(&self.sets[i])
         mixer_free(&self.final)
         apm_free(&self.apm)
+        sse_free(&self.sse)
 
     def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None):
         cdef int i, k, A = len(alphabet)
@@ -229,12 +230,8 @@ cdef class CMKernel(Kernel):
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
-        # APMs: the node, order 1, hashed orders 2 and 3 (image=2: pixels, runs), the match state
-        self.apm.n, self.apm.rate = spec.apm, spec.apm_rate
-        for i in range(self.apm.n):
-            if apm_init_stage(&self.apm, i, (1 << self.B, A << self.B, 1 << 14, 1 << 14,
-                                             48 << self.B)[i]) < 0:
-                raise MemoryError()
+        final_init(&self.sse, &self.apm, spec.apm, spec.apm_rate, getattr(spec, "sse", 0), A,
+                   self.B)  # the APMs and sse's stages (sse.pxd)
         self.symbols_seen = 0
         self.fields = self._all_fields()
         self.light = [f for f in self.fields if not f[4]]
@@ -358,13 +355,7 @@ cdef class CMKernel(Kernel):
             return 0
         self.forced = -1
         if self.apm.n:  # the APM rows are known now: load them while the mixer works
-            self.apm.ctx[0] = node
-            self.apm.ctx[1] = (self.ctx.c1_index << self.B) | node
-            self.apm.ctx[2] = <int>(hash2(self.ctx.c8 & 0xFFFF, <uint64_t>node) & 0x3FFF)
-            self.apm.ctx[3] = <int>(hash2(self.ctx.c8 & 0xFFFFFF, <uint64_t>node) & 0x3FFF)
-            if self.image == 2:  # stages 2 and 3 keyed by the pixels (image.pxd)
-                image_apm_rows(&self.at, self.apm.ctx)
-            apm_prefetch(&self.apm)
+            final_rows(&self.sse, &self.apm, &self.at, self.image)
         # the inputs: the bias, then each component's, in bank order
         x[0] = 1.0
         k = 1
@@ -378,6 +369,8 @@ cdef class CMKernel(Kernel):
         for k in range(self.n_sets):
             mixer_predict(&self.sets[k], selector_row(self.selector[k], &self.at, self.cx.n_known,
                                                       self.net_pattern, match_state), x)
+            if k == 0 and self.sse.mask:  # the extra stages' rows, loaded while the sets mix
+                sse_rows(&self.sse, &self.ctx, node, match_state)
         if self.layer2:
             self.y2[0] = 1.0
             for k in range(self.n_sets):
@@ -392,9 +385,9 @@ cdef class CMKernel(Kernel):
         self.p_mix = squash(dot)
         # secondary estimation
         p = self.p_mix
-        if self.apm.n:
+        if self.apm.n or self.sse.mask:
             self.apm.ctx[4] = (match_state << self.B) | node
-            p = apm_refine(&self.apm, p, dot)
+            p = sse_refine(&self.sse, &self.apm, p, dot)
         self.p_final = p
         k = <int>(p * 65536.0 + 0.5)
         if k < 16:
@@ -422,7 +415,7 @@ cdef class CMKernel(Kernel):
                     mixer_train(&self.sets[k], self.inputs, self.rate, bit, &self.opt)
             if self.layer2:
                 mixer_train(&self.final, self.y2, self.rate2, bit, &self.opt)
-            apm_learn(&self.apm, bit)
+            sse_learn(&self.sse, &self.apm, bit)
         self.at.node = self.at.node * 2 + bit
         self.at.depth += 1
         if self.at.depth == self.B:
@@ -542,7 +535,7 @@ cdef class CMKernel(Kernel):
         of its components' own accounts."""
         cdef int i
         cdef uint64_t total = (self.ctx.history_mask + 1) + apm_memory(&self.apm) + \
-            gate_memory(&self.gate)
+            gate_memory(&self.gate) + sse_memory(&self.sse)
         for i in range(self.n_bank):
             total += self.bank[i].memory(self.bank[i].state)
         for i in range(self.n_sets):
@@ -576,6 +569,7 @@ cdef class CMKernel(Kernel):
         if self.gate_set >= 0:
             out += gate_fields(&self.gate)
         out += apm_fields(&self.apm)
+        out += sse_fields(&self.sse)
         for i in range(self.n_bank):
             out += self.bank[i].fields(self.bank[i].state)
         return out
@@ -653,6 +647,8 @@ cdef class CMKernel(Kernel):
                 "apm_contexts": [self.apm.contexts[i] for i in range(self.apm.n)],
                 "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
                 "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS,
+                "sse": [self.sse.x.contexts[i] for i in range(self.sse.x.n)],
+                "sse_mix": self.sse.w != NULL,
                 "markup": (MM_MODES, MK_DEPTH_MAX),
                 "image_maps": image_layout(self.bank[1].state) if self.image else [],
                 "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE}
