@@ -56,6 +56,7 @@ class CMSpec:
     periods: bool  # record=2: the record length by scored repeat distances
     image: int = 0  # the 1-bit image expert: 1, 2 (more tables and bit histories)
     samples: bool = False  # samples=1: the numeric-sample expert
+    runs: int = 0  # run information's inputs, a bit mask (runs.pxd)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,10 @@ class CMConfig:
     # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
     # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
     # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
+    runs: int = 0  # run information per hashed context (its last byte and how many times in
+    # a row it came), bit j an input of runs.pxd: (0) the agreeing context with the longest
+    # run, (1) a vote of the agreeing contexts, (2) the highest agreeing order, (3) one input
+    # per order context, (4) one per hashed context
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -132,8 +137,8 @@ class CMConfig:
     # written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1)
+                                               "code", "runs")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -197,7 +202,9 @@ class CMConfig:
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples
+            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
+            bin(self.runs & 7).count("1") + \
+            (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -210,7 +217,7 @@ class CMConfig:
                       decay=self.decay, eps=self.eps, apm=self.apm, apm_rate=self.apm_rate,
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
-                      samples=bool(self.samples))
+                      samples=bool(self.samples), runs=self.runs)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -288,7 +295,9 @@ class CMConfig:
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
-            (self.markup > 0) * 8 * 19  # the markup trackers
+            (self.markup > 0) * 8 * 19 + \
+            (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 6144)  # runs.pxd: the table
+        # (2^(table_bits - 2) entries of 4 bytes), 3 maps of 6,144 indices and 48 of 128
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

@@ -26,7 +26,7 @@ CONFIG_BOUNDS = {
     "markup": (0, 1023), "code": (0, 63),
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
-    "samples": (0, 1),
+    "samples": (0, 1), "runs": (0, 31),
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
@@ -271,6 +271,24 @@ def check_samples(L: dict, v: dict, raw: dict):
             _fail("samples.pred", "holds a prediction outside 0..2^32 - 1")
 
 
+def check_runs(L: dict, v: dict, raw: dict):
+    """The run information: its maps' counts within the rate table, each bit's index inside
+    its map or -1, each context's entry inside the table, the live contexts (the table's
+    words, the contexts' symbols, runs and checks may hold any value: a bad one only
+    predicts badly)."""
+    if not L.get("runs"):
+        return
+    n = L["n_hashed"]
+    for k, size in enumerate(L["runs"]["maps"]):
+        _below(raw, f"runs{k}.n", "=u2", L["sm_limit"] + 1)
+        if not -1 <= v[f"runs{k}.index"] < size:
+            _fail(f"runs{k}.index", f"is outside its map of {size}")
+    _below(raw, "runs.where", "=u4", L["runs"]["entries"])
+    _int(v, "runs.n_live", 0, n)
+    _int(v, "runs.pending", 0, 1)
+    _below(raw, "runs.live", "u1", n)
+
+
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     """Check a whole state (named scalars, raw buffers by name, slot offsets) against the
     kernel's layout; the slots as a list of offsets.  ValueError names the first bad field."""
@@ -279,6 +297,7 @@ def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     check_tables(layout, raw)
     check_image(layout, scalars, raw)
     check_samples(layout, scalars, raw)
+    check_runs(layout, scalars, raw)
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)
