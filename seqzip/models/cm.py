@@ -296,8 +296,8 @@ class CMConfig:
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
             (self.markup > 0) * 8 * 19 + \
-            (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 6144)  # runs.pxd: the table
-        # (2^(table_bits - 2) entries of 4 bytes), 3 maps of 6,144 indices and 48 of 128
+            (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288)  # runs.pxd: the table
+        # (2^(table_bits - 2) entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

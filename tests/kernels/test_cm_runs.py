@@ -66,14 +66,16 @@ def test_runs_pay_on_text(alice):
 
 
 def reference_runs(data: bytes, order: int):
-    """For each position: the order-``order`` context's (last symbol, run) before it, from a
-    dictionary (what the table holds when nothing collides)."""
+    """For each position: the order-``order`` context's (last symbol, run, whether another
+    symbol ever came after it) before it, from a dictionary (what the table holds when
+    nothing collides)."""
     table, out = {}, []
     for i, x in enumerate(data):
         key = data[max(0, i - order):i]
-        out.append(table.get(key, (0, 0)))
-        sym, run = table.get(key, (None, 0))
-        table[key] = (x, min(run + 1, 255)) if sym == x else (x, 1)
+        out.append(table.get(key, (0, 0, 0)))
+        sym, run, changed = table.get(key, (None, 0, 0))
+        table[key] = (x, min(run + 1, 127), changed) if sym == x else \
+            (x, 1, int(sym is not None))
     return out
 
 
@@ -88,10 +90,10 @@ def test_last_symbol_and_run_match_a_dictionary_and_the_input_follows_agreement(
     for i, x in enumerate(data):
         k.predict_bit()  # the entries are read when first needed
         state = k.get_state()
-        sym, run = ref[i]
+        sym, run, changed = ref[i]
         if i >= 2:  # the first two contexts are shorter than two bytes: hashed all the same
-            assert (int(state["runs.sym"][0]), int(state["runs.run"][0])) == \
-                ((sym, run) if run else (0, 0)), i
+            assert (int(state["runs.sym"][0]), int(state["runs.run"][0]),
+                    int(state["runs.changed"][0])) == (sym, run, changed), i
         node = 1
         for depth in range(8):
             k.predict_bit()

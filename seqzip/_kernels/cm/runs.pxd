@@ -2,13 +2,14 @@
 # Run information per hashed context (runs > 0), a component of the bank (component.pxd): for
 # each hashed context, the last symbol seen after it and how many times in a row it came (a
 # run), in a table of its own (2-way buckets of 4-byte entries: a 16-bit check, the symbol,
-# the run, capped at 255), looked up when a symbol begins and updated when it ends.  While
+# whether another symbol ever came after the context, the run, capped at 127), looked up when
+# a symbol begins and updated when it ends.  While
 # the bits of the symbol so far agree with a context's last symbol, the context predicts the
 # next bit (the symbol's); the inputs, each the stretch of a probability learnt by the
 # StateMap rule (``tables.pxd``) from the run's bucket and the bit predicted:
-#   bit 0  the agreeing context with the longest run (its index, run, bit, depth);
+#   bit 0  the agreeing context with the longest run (its index, run, changed, bit, depth);
 #   bit 1  a vote: how many agreeing contexts predict 0 and 1, the longest run, depth;
-#   bit 2  the agreeing order context of the highest order (its rank, run, bit, depth);
+#   bit 2  the agreeing order context of the highest order (rank, run, changed, bit, depth);
 #   bit 3  one input per order context (its run, bit, depth);
 #   bit 4  one input per hashed context (the same).
 # An input is 0 (and learns nothing) where no context agrees.
@@ -38,6 +39,7 @@ cdef struct Runs:
     uint64_t table_mask            # entries - 1 (a bucket: an even entry and the next)
     uint8_t sym[MAX_CONTEXTS]      # each context's last symbol, for this symbol
     uint8_t run[MAX_CONTEXTS]      # ... and its run (0: not seen)
+    uint8_t changed[MAX_CONTEXTS]  # ... and whether another symbol ever came after it
     uint32_t where[MAX_CONTEXTS]   # ... and its entry (or the one it will take)
     uint16_t check[MAX_CONTEXTS]   # ... and check
     uint8_t live[MAX_CONTEXTS]     # the contexts with a run not refuted by the bits so far
@@ -83,10 +85,11 @@ cdef inline void _runs_load(Runs* r) noexcept nogil:
             r.where[i] = <uint32_t>b + 1
         else:  # not in the table: the entry of the shorter run will take it
             r.where[i] = <uint32_t>b + ((e[1] & 0xFF) < (e[0] & 0xFF))
-            r.sym[i], r.run[i] = 0, 0
+            r.sym[i], r.run[i], r.changed[i] = 0, 0, 0
             continue
         e = r.table + r.where[i]
-        r.sym[i], r.run[i] = <uint8_t>(e[0] >> 8), <uint8_t>e[0]
+        r.sym[i], r.run[i] = <uint8_t>(e[0] >> 8), <uint8_t>(e[0] & 0x7F)
+        r.changed[i] = (e[0] >> 7) & 1
         r.live[r.n_live] = <uint8_t>i
         r.n_live += 1
 
@@ -118,15 +121,15 @@ cdef inline void runs_predict(void* s, const Cursor* at, double* x) noexcept nog
     if best >= 0:
         bit = (r.sym[best] >> (shift - 1)) & 1
         if r.mask & 1:
-            r.index[0] = ((best * RUN_BUCKETS + run_bucket(best_run)) * RUN_DEPTHS +
-                          depth) * 2 + bit
+            r.index[0] = (((best * RUN_BUCKETS + run_bucket(best_run)) * 2 + r.changed[best]) *
+                          RUN_DEPTHS + depth) * 2 + bit
         if r.mask & 2:
             r.index[1] = ((min(votes0, 7) * 8 + min(votes1, 7)) * RUN_BUCKETS +
                           run_bucket(best_run)) * RUN_DEPTHS + depth
     if top >= 0 and r.mask & 4:
         i = r.order_index[top]
-        r.index[2] = ((top * RUN_BUCKETS + run_bucket(r.run[i])) * RUN_DEPTHS + depth) * 2 + \
-            ((r.sym[i] >> (shift - 1)) & 1)
+        r.index[2] = (((top * RUN_BUCKETS + run_bucket(r.run[i])) * 2 + r.changed[i]) *
+                      RUN_DEPTHS + depth) * 2 + ((r.sym[i] >> (shift - 1)) & 1)
     for k in range(3 + r.n_per):
         if k >= 3 or r.mask >> k & 1:
             x[n] = sm_stretch(&r.map[k], r.index[k]) if r.index[k] >= 0 else 0.0
@@ -179,8 +182,10 @@ cdef inline int runs_update(void* s, const Cursor* at, int x) noexcept nogil:
     for i in range(r.n_hashed):
         e = r.table + r.where[i]
         if e[0] >> 16 == r.check[i] and e[0] & 0xFF and (e[0] >> 8) & 0xFF == <uint32_t>x:
-            if e[0] & 0xFF < 255:
+            if e[0] & 0x7F < 127:
                 e[0] += 1
+        elif e[0] >> 16 == r.check[i] and e[0] & 0xFF:  # another symbol: changed
+            e[0] = <uint32_t>r.check[i] << 16 | <uint32_t>x << 8 | 0x81
         else:
             e[0] = <uint32_t>r.check[i] << 16 | <uint32_t>x << 8 | 1
     return 0
@@ -224,6 +229,7 @@ cdef inline list runs_fields(void* s):
     cdef list out = [("runs.table", F_BYTES, <size_t>r.table, (r.table_mask + 1) * 4, True),
                      ("runs.sym", F_BYTES, <size_t>&r.sym[0], sizeof(r.sym), True),
                      ("runs.run", F_BYTES, <size_t>&r.run[0], sizeof(r.run), True),
+                     ("runs.changed", F_BYTES, <size_t>&r.changed[0], sizeof(r.changed), True),
                      ("runs.where", F_BYTES, <size_t>&r.where[0], sizeof(r.where), True),
                      ("runs.check", F_BYTES, <size_t>&r.check[0], sizeof(r.check), True),
                      ("runs.live", F_BYTES, <size_t>&r.live[0], sizeof(r.live), False),
@@ -270,9 +276,9 @@ cdef inline int runs_build(Component* c, const Cursor* at, object spec, object a
     r.table = <uint32_t*>big_calloc((r.table_mask + 1) * 4)
     if r.table == NULL:
         raise MemoryError()
-    sizes[0] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 2
+    sizes[0] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 4
     sizes[1] = 64 * RUN_BUCKETS * RUN_DEPTHS
-    sizes[2] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 2
+    sizes[2] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 4
     c.n_inputs = 0
     for k in range(3 + r.n_per):
         r.index[k] = -1
