@@ -59,6 +59,7 @@ class CMSpec:
     mix_init: int = 0  # the mixer's start: 0 zero weights, 1 and 2 a share (mixer.pxd)
     row_maps: int = 0  # rows bits 8-11: the row maps (direct tables, rows.pxd)
     sse: int = 0  # the final stage's newer behaviours (CMConfig.sse)
+    runs: int = 0  # run information's inputs, a bit mask (runs.pxd)
 
 
 @dataclass(frozen=True)
@@ -151,17 +152,21 @@ class CMConfig:
     # (orders 2 and 3) take 2^16 rows, not 2^14.  Measured (body bytes): level 6, 51 (0, 1,
     # 4, 5) -0.2 to -0.3% on text, kennedy.xls -2.0%, ctw.o -0.3%, 16 MB, +10-40% CPU; the
     # chain +1 to +2%, 7 nothing; level 1, 3: cp.html -1.0%, fields.c -1.5%, sum -0.9%
+    runs: int = 0  # run information per hashed context (its last byte and how many times in
+    # a row it came), bit j an input of runs.pxd: (0) the agreeing context with the longest
+    # run, (1) a vote of the agreeing contexts, (2) the highest agreeing order, (3) one input
+    # per order context, (4) one per hashed context
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
     # first round; the image expert; round two; the code contexts; round four: the mixer's
-    # start, the rows, the final stage): a JSON array (model files, formats 3-5) leaves out
+    # start, the rows, the final stage, the runs): a JSON array (model files, formats 3-5) leaves out
     # the newest generations while their fields hold their defaults, and one written before a
     # generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code", "mix_init", "rows", "sse")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1)
+                                               "code", "mix_init", "rows", "sse", "runs")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -227,7 +232,8 @@ class CMConfig:
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
             n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
-            bin(self.rows >> 8).count("1")
+            bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
+            (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -241,7 +247,7 @@ class CMConfig:
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
-                      row_maps=self.rows >> 8, sse=self.sse)
+                      row_maps=self.rows >> 8, sse=self.sse, runs=self.runs)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -322,7 +328,10 @@ class CMConfig:
             (self.markup > 0) * 8 * 19 + \
             (self.rows > 0) * LIMITS["row_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \
-            _sse_memory(self.sse, self.apm, A, B)  # markup, the row detector, maps, sse's tables
+            _sse_memory(self.sse, self.apm, A, B) + \
+            (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288)
+        # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
+        # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

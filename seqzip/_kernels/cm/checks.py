@@ -26,7 +26,7 @@ CONFIG_BOUNDS = {
     "markup": (0, 1023), "code": (0, 63),
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
-    "samples": (0, 1),
+    "samples": (0, 1), "runs": (0, 31),  # runs: a bit mask of its inputs (runs.pxd)
     "rows": (0, 4095),  # bit masks of the row contexts (0-7) and the row maps (8-11)
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
@@ -301,6 +301,22 @@ def check_rows(L: dict, v: dict, raw: dict):
             size = _below(raw, f"rowmap{i}.n", "=u2", L["sm_limit"] + 1).size
             if not 0 <= v[f"rowmap{i}.index"] < size:
                 _fail(f"rowmap{i}.index", f"is outside its map of {size}")
+def check_runs(L: dict, v: dict, raw: dict):
+    """The run information: its maps' counts within the rate table, each bit's index inside
+    its map or -1, each context's entry inside the table, the live contexts (the table's
+    words, the contexts' symbols, runs and checks may hold any value: a bad one only
+    predicts badly)."""
+    if not L.get("runs"):
+        return
+    n = L["n_hashed"]
+    for k, size in enumerate(L["runs"]["maps"]):
+        _below(raw, f"runs{k}.n", "=u2", L["sm_limit"] + 1)
+        if not -1 <= v[f"runs{k}.index"] < size:
+            _fail(f"runs{k}.index", f"is outside its map of {size}")
+    _below(raw, "runs.where", "=u4", L["runs"]["entries"])
+    _int(v, "runs.n_live", 0, n)
+    _int(v, "runs.pending", 0, 1)
+    _below(raw, "runs.live", "u1", n)
 
 
 def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
@@ -312,6 +328,7 @@ def check_state(layout: dict, scalars: dict, raw: dict, slots) -> list:
     check_image(layout, scalars, raw)
     check_samples(layout, scalars, raw)
     check_rows(layout, scalars, raw)
+    check_runs(layout, scalars, raw)
     check_match(layout, scalars, raw)
     check_mixer(layout, scalars, raw)
     check_apm(layout, raw)

@@ -51,16 +51,14 @@ from seqzip._core import nested, take
 from seqzip._kernels.cm.checks import check_spec, check_state
 from seqzip._kernels.cm.names import legacy_scalars, scalar_type
 
-from seqzip._core cimport (BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel,
-                           ModelInterface)
+from seqzip._core cimport BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel, ModelInterface
 from seqzip._kernels.cm.apm cimport APM_BINS, MAX_APM, Apm, apm_fields, apm_free, apm_memory
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
 from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_fields, ctx_free,
                                          ctx_init, ctx_markup_init, ctx_record_length, ctx_update)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
-from seqzip._kernels.cm.field cimport (F_BYTES, F_F64, F_INT, F_LONG, field_read,
-                                       field_write)
+from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT, F_LONG, field_read, field_write
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
@@ -70,8 +68,8 @@ from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN,
                                        K_TEXT, K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.rows cimport rows_build
-from seqzip._kernels.cm.match cimport (MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build,
-                                       mm_state)
+from seqzip._kernels.cm.match cimport MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build, mm_state
+from seqzip._kernels.cm.runs cimport runs_build, runs_layout
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
                                        mixer_fields, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_train, optimiser_tick)
@@ -149,7 +147,7 @@ cdef class CMKernel(Kernel):
     cdef Contexts* cx                      # the context models (bank[0]: selectors, state)
     cdef int image                         # the 1-bit image expert follows them (image=1, 2)
     cdef bint samples                      # then the numeric-sample expert (samples=1)
-    cdef int n_match
+    cdef int n_match, runs                 # runs: the run information's place, or -1
     cdef MatchModel* match[MAX_MATCH]      # the match models (selectors, APM, inspection)
     cdef list owned                        # symbol experts (and the network, last)
     cdef bint has_network
@@ -247,8 +245,8 @@ cdef class CMKernel(Kernel):
         return build(&self.bank[self.n_bank - 1], &self.at, spec, arg, index)
 
     cdef int _build_bank(self, spec) except -1:
-        """The bank, in input order: the context models, the 1-bit image expert (image=1),
-        the match models, the symbol experts (the network last)."""
+        """The bank, in input order: the context models, the image expert (image=1), the match
+        models, the run information (runs > 0), the symbol experts (the network last)."""
         cdef int i
         self._add(cx_build, spec)
         self.cx = <Contexts*>self.bank[0].state
@@ -264,6 +262,9 @@ cdef class CMKernel(Kernel):
         for i in range(self.n_match):
             self._add(mm_build, spec, None, i)
             self.match[i] = <MatchModel*>self.bank[self.n_bank - 1].state
+        self.runs = self.n_bank if getattr(spec, "runs", 0) else -1  # run information
+        if self.runs >= 0:
+            self._add(runs_build, spec, <size_t>self.cx)
         self._add(se_build, spec, self.owned)
         return 0
 
@@ -438,8 +439,7 @@ cdef class CMKernel(Kernel):
         for i in range(self.n_bank):
             self.bank[i].walk(self.bank[i].state, &self.at, event)
 
-    cdef void _descend(self, int node, int depth, double mass,
-                       double* probs) noexcept nogil:
+    cdef void _descend(self, int node, int depth, double mass, double* probs) noexcept nogil:
         """Evaluate ``node`` (its bits so far are ``node``'s, ``depth`` of them) and recurse,
         writing mass x P(path) to the leaves; the components find a new group's state
         read-only (WALK_NODE)."""
@@ -461,8 +461,7 @@ cdef class CMKernel(Kernel):
         p1 = q * (1.0 / PROB_ONE)
         for bit in range(2):
             if (p1 if bit else 1.0 - p1) > 0.0:
-                self._descend(node * 2 + bit, depth + 1, mass * (p1 if bit else 1.0 - p1),
-                              probs)
+                self._descend(node * 2 + bit, depth + 1, mass * (p1 if bit else 1.0 - p1), probs)
                 if left == 0 and depth > 0 and bit == 0:  # back to this group's state
                     self.at.node, self.at.depth, self.at.gnode = node, depth, gnode
                     self._walk(WALK_NODE)
@@ -651,7 +650,8 @@ cdef class CMKernel(Kernel):
                 "sse_mix": self.sse.w != NULL,
                 "markup": (MM_MODES, MK_DEPTH_MAX),
                 "image_maps": image_layout(self.bank[1].state) if self.image else [],
-                "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE}
+                "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE,
+                "runs": runs_layout(self.bank[self.runs].state) if self.runs >= 0 else None}
 
     # save points: what one bit's learning can change, short of the symbol's last bit (whose
     # update ends the symbol: history, match tables, experts and network move only then)
