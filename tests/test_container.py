@@ -139,7 +139,7 @@ def as_version_3(stream: bytes) -> bytes:
 
 # cm's presets of ids beyond 9 (issue 20 and later: ``models.cm.PRESETS``), seed 1, on the
 # golden input x 20, coded by the preset itself (not its variant for binary data): preset id ->
-# size and SHA-256 of the stream in format 8 (10 for ids 16-30), and in format 6 for the ids
+# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45), and in format 6 for the ids
 # its four flag bits can name.
 GOLDEN_STREAMS_LATER = {
     ("cm", 10): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
@@ -150,6 +150,10 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 18): (72, "99d918ccb3199b3289b5fed593a205db65494b1687332dff63d211e771e6b2d1"),
     ("cm", 27): (72, "b14303a2f3119be78ec8c8861f2f74a091a61b95c5540f36b0d929bce94a6529"),
     ("cm", 28): (72, "6f0a41b7c26bdf2e69653782c05464452dd269db62cbf6d3d566a439e368829e"),
+    # round four (format 12): levels 6, 9 and 1
+    ("cm", 31): (68, "10c4b9812ff873237a2d4f27e0c3c1f6015193a717b62a8332e1a89b48953b49"),
+    ("cm", 32): (68, "3626cc4112e6daf2a7467041329d810276df30b708e158b78b9b4ce1ac4b5071"),
+    ("cm", 33): (68, "82ab1e2125d6810384bdaae0a85ccec871f8c77b4cae459e88f43116f3247e9b"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -174,6 +178,15 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 26): (92, "84d0a714ffe9bd6940465495921a127afa65ee6b1658262ab5e41197d2a5599d"),
     ("cm", 29): (72, "22476312d57f4bdb3493a3c08f9d4f6c93bf1b33d9f3d4416fbbdd4ac4e41f97"),
     ("cm", 30): (72, "a7f388b6ec5e17a19b0e0801bf8ef910ee09effc4113d01a52ba9621b459c7c2"),
+    # round four: the binary variants of 6, 9, 1 (34-36), bitmap (37-39), 68000 (40, 41)
+    ("cm", 34): (72, "527df430a254db5a7db83915e6e5ca6d0ef843a7072fdbe19cfb4905b3267998"),
+    ("cm", 35): (72, "183627f469f55d939115469621913de189f259d80d708d354f23fcfec798fcb8"),
+    ("cm", 36): (72, "4ae1f9b81d5c64cec1de5d67fed84ff925ef6c0791800fce28c52d32dfe661b7"),
+    ("cm", 37): (72, "ed93fa6c20b13e8f186bbe02f2f782dd7bbd0f51d542561df98bea841e010eed"),
+    ("cm", 38): (72, "8120c3d2fd93092717ef59563414a7ce6086658b939a3bbbff0f5e733ac2b306"),
+    ("cm", 39): (76, "6847a3bb73dfe985dd3fa87d2f095052de88b3e359835c84d2b932c1c19506a3"),
+    ("cm", 40): (68, "7da0c160e4721b5502aa4b221449513bb7ed028d104f1c980d3c83353cac6f20"),
+    ("cm", 41): (68, "07f771c7dfca54cd8f40d84c40ad273ea74d7a4d92c3fbf01782680a36eee873"),
 }
 
 
@@ -282,7 +295,9 @@ PRESETS_SHA256_LATER = {
            (13, 14): "2589c1c7efe1a0c03140c6f480dd4ca11db89a51cfe1de7b34b013a747f85bc2",
            (16, 17, 18, 19, 20, 21): "c45a582b8199dd10bb9fd4c3adf13ebd685786558c9ba26c28d7bc115d2d5f0b",
            (22, 23, 24, 25, 26, 27, 28, 29, 30):
-               "8627dc5d22b898a8d6d6c7ce900d84074276ea92b470d79aaf1386c62555601b"},
+               "8627dc5d22b898a8d6d6c7ce900d84074276ea92b470d79aaf1386c62555601b",
+           tuple(range(31, 42)):
+               "7e72dbeaa89844da85c5440f71a28de0ce482b8142dccbef13d65a6efddebff8"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -37,7 +37,7 @@ GOLDEN_TEXT_V8 = (
     "e5f0769866b5631327985870c0b31f6fd2f4b9add040c4d844a658b31391db508e44ed971a664813ba7ff163"
     "1d07c80e1fbe1d1c4bf6a3ca391132f9e005d65c1d90c6d2809a2cfdfbf79ad671efb056c108f76ce175")
 # cm's presets of levels 6 and 9 on 12 KB of generated text, by preset id (issue 20's 11 and
-# 12, format 8; the later ones, format 10): size and SHA-256.
+# 12, format 8; the later ones, formats 10 and 12): size and SHA-256.
 GOLDEN_TEXT_STREAMS_V8 = {
     11: (2651, "8d1de6f9c4abafe7b9dc86ac236e3b45f93aa1958ba10b015ec79a4d9456604e"),
     12: (2663, "edb5e59d21808425e98406e532a30a314e232f6cf699adfcf88fae3a99325320"),
@@ -45,6 +45,8 @@ GOLDEN_TEXT_STREAMS_V8 = {
     18: (2675, "fff57de1c14c9583b87d113ff79a28cd1e864a4c6dacd73c71dc46918d0bfc51"),
     27: (2631, "f03ca84883ef36ff44212418306157c11adce6b39d9b70b87c232705ca4bc281"),
     28: (2631, "9123eac8729ab7c1fa7886961f19fd85695466adbddba628c4636ad50cea5874"),
+    31: (2619, "92e59cdcf045b361fc3672bd63fc8b45096d050cba47ce520dd142337da1de60"),
+    32: (2623, "23c8a403b1a4558504e0bb96af2304c1b44b999ae9be679cc1d833613e105ff9"),
 }
 
 
