@@ -275,7 +275,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(27) == CMConfig.for_level(6) != CMConfig.for_preset_id(17)
+            >>> CMConfig.for_preset_id(31) == CMConfig.for_level(6) != CMConfig.for_preset_id(27)
             True
         """
         if preset_id not in PRESETS:

@@ -134,15 +134,18 @@ def profile_of(data: bytes):
     return _scan_profile(io.BytesIO(data))[1]
 
 
-@pytest.mark.parametrize("level,bitmap_id,binary_id", [(6, 22, 29), (9, 23, 30), (1, 26, 19)])
-def test_each_level_codes_a_page_with_its_bitmap_variant(level, bitmap_id, binary_id):
+@pytest.mark.parametrize("level,bitmap_id,binary_id,more", [
+    (6, 37, 34, dict(runs=0)), (9, 38, 35, dict(runs=0, rows=0x12F, sse=19)),
+    (1, 39, 36, dict(rows=0))])
+def test_each_level_codes_a_page_with_its_bitmap_variant(level, bitmap_id, binary_id, more):
     """A level preset turns into its bitmap variant (the binary variant's fields with
-    ``BITMAP_CHANGES``) on data the detector calls a 1-bit image, into its binary variant
-    on other data with a zero byte and when the counts are not known; a variant never turns
-    again; the stream names the variant and decodes."""
+    ``BITMAP_CHANGES`` and, since round four, no run information, level 1 no row contexts,
+    level 9 level 6's rows and final stage) on data the detector calls a 1-bit image, into its
+    binary variant on other data with a zero byte and when the counts are not known; a
+    variant never turns again; the stream names the variant and decodes."""
     base, bitmap_preset = CMConfig.for_level(level), CMConfig.for_preset_id(bitmap_id)
     binary = CMConfig.for_preset_id(binary_id)
-    assert PRESETS[bitmap_id] == dict(PRESETS[binary_id], **BITMAP_CHANGES)
+    assert bitmap_preset == CMConfig(**dict(PRESETS[binary_id], **BITMAP_CHANGES, **more))
     data = bitmap()
     text = b"a table\x00 of words\x00" * 50
     assert base.for_data(b"\x00\x01", profile_of(data)) == bitmap_preset

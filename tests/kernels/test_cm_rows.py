@@ -176,7 +176,7 @@ def test_memory_is_bounded():
 
 def test_defaults_leave_presets_and_headers_alone():
     from seqzip.models.base import config_to_bytes
-    assert all(CMConfig.for_preset_id(i).rows == 0 for i in CMConfig.PRESETS)
+    assert all(CMConfig.for_preset_id(i).rows == 0 for i in CMConfig.PRESETS if i <= 30)
     assert len(config_to_bytes(CMConfig())) < len(config_to_bytes(CMConfig(rows=1)))
 
 
