@@ -53,15 +53,20 @@ cdef inline void apm_prefetch(const Apm* a) noexcept nogil:
         prefetch(a.table[i] + a.ctx[i] * APM_BINS + 32)
 
 
-cdef inline double apm_refine(Apm* a, double p, double dot) noexcept nogil:
-    """p (the mixer's probability, of log-odds dot) refined by the stages (contexts set)."""
-    cdef double pos
-    cdef int i, at
+cdef inline double apm_position(double dot) noexcept nogil:
+    """Where log-odds ``dot`` falls in a row of 33 bins over [-8, 8] (clamped; NaN too: the
+    bin is always inside the row)."""
     if dot > 7.999:
         dot = 7.999
-    elif not dot > -7.999:  # NaN too: the bin is always inside the row
+    elif not dot > -7.999:
         dot = -7.999
-    pos = (dot + 8.0) * 2.0
+    return (dot + 8.0) * 2.0
+
+
+cdef inline double apm_refine(Apm* a, double p, double dot) noexcept nogil:
+    """p (the mixer's probability, of log-odds dot) refined by the stages (contexts set)."""
+    cdef double pos = apm_position(dot)
+    cdef int i, at
     for i in range(a.n):
         a.bin[i] = <int>pos
         a.frac[i] = pos - a.bin[i]

@@ -9,7 +9,7 @@ cimport cython
 from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_init_stage, apm_learn,
-                                     apm_prefetch, apm_refine)
+                                     apm_position, apm_prefetch, apm_refine)
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport Context, byte_class
 from seqzip._kernels.cm.field cimport F_BYTES, F_F64
@@ -46,7 +46,6 @@ cdef extern from *:
 
 cdef struct Sse:
     int mask
-    int rate             # the rate's floor: 2^-rate (the config's apm_rate)
     int n_base           # the APM's stages (apm.pxd), read through the Apm
     int kind[SSE_STAGES] # each extra stage's context (SSE_O2M ...)
     Apm x                # the extra stages: tables, rows, bins, outputs
@@ -93,7 +92,6 @@ cdef inline int sse_init(Sse* s, Apm* a, int mask) noexcept nogil:
     """After the APM's own stages are built.  -1 when out of memory."""
     cdef int i, j, k, n_all
     s.mask = mask
-    s.rate = a.rate
     s.n_base = a.n
     s.x.n = 0
     s.x.rate = a.rate
@@ -206,11 +204,11 @@ cdef inline double sse_refine(Sse* s, Apm* a, double p, double dot) noexcept nog
     cdef double* w
     if not s.mask:
         return apm_refine(a, p, dot)
-    if dot > 7.999:
+    if dot > 7.999:  # the mix's input below is the clamped log-odds
         dot = 7.999
     elif not dot > -7.999:
         dot = -7.999
-    pos = (dot + 8.0) * 2.0
+    pos = apm_position(dot)
     bin = <int>pos
     frac = pos - bin
     for i in range(n_all):
@@ -220,12 +218,7 @@ cdef inline double sse_refine(Sse* s, Apm* a, double p, double dot) noexcept nog
             o = _stage(&s.x, i - s.n_base, bin, frac)
         fixed = fixed + o * (i + 1)
         if chain:
-            d = stretch_fine(o)
-            if d > 7.999:
-                d = 7.999
-            elif not d > -7.999:
-                d = -7.999
-            pos = (d + 8.0) * 2.0
+            pos = apm_position(stretch_fine(o))
             bin = <int>pos
             frac = pos - bin
     d = 0.0
@@ -246,21 +239,19 @@ cdef inline double sse_refine(Sse* s, Apm* a, double p, double dot) noexcept nog
 
 
 @cython.cdivision(True)
-cdef inline void _learn(Apm* a, uint8_t** count, int base, int bit, int rate, bint counted,
+cdef inline void _learn(Apm* a, uint8_t** count, int base, int bit, bint counted,
                         const double* rate_of) noexcept nogil:
     cdef int target = 65535 if bit else 0, i, at
     cdef double frac, r0, r1
     cdef uint16_t* cell
     cdef uint8_t* n
+    if not counted:  # the APM's own rule
+        apm_learn(a, bit)
+        return
     for i in range(a.n):
         at = a.ctx[i] * APM_BINS + a.bin[i]
         frac = a.frac[i]
         cell = &a.table[i][at]
-        if not counted:
-            cell[0] = <uint16_t>(cell[0] + <int>((target - cell[0]) * (1.0 - frac)) //
-                                 (1 << rate))
-            cell[1] = <uint16_t>(cell[1] + <int>((target - cell[1]) * frac) // (1 << rate))
-            continue
         n = count[base + i] + at
         r0 = rate_of[n[0]]
         r1 = rate_of[n[1]]
@@ -280,8 +271,8 @@ cdef inline void sse_learn(Sse* s, Apm* a, int bit) noexcept nogil:
     if not s.mask:
         apm_learn(a, bit)
         return
-    _learn(a, s.count, 0, bit, s.rate, s.mask & SSE_COUNT, s.rate_of)
-    _learn(&s.x, s.count, s.n_base, bit, s.rate, s.mask & SSE_COUNT, s.rate_of)
+    _learn(a, s.count, 0, bit, s.mask & SSE_COUNT, s.rate_of)
+    _learn(&s.x, s.count, s.n_base, bit, s.mask & SSE_COUNT, s.rate_of)
     if s.mask & SSE_MIX:
         err = bit - s.p
         g = err * SSE_RATE
