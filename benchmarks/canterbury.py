@@ -36,6 +36,10 @@ PAQ8PX_8 = {"alice29.txt": 33070, "asyoulik.txt": 31515, "cp.html": 5408, "field
 ABLATIONS = {
     "network": dict(network="", network_config="", gate_units=0),
     "symbol experts": dict(experts=""),
+    "ctw": dict(experts="order2"),
+    "order2 expert": dict(experts="ctw8@96"),
+    "match": dict(match=0, match2=0),
+    "orders above 6": dict(orders="2,3,4,5,6"),
     "match2": dict(match2=0),
     "word": dict(word=0),
     "sparse": dict(sparse=0),
@@ -50,6 +54,21 @@ ABLATIONS = {
     "samples": dict(samples=0),
     "16-bit/numeric": dict(aligned16=0, numeric=0),
     "six sets": dict(sets="node,match,order,c1,word"),
+    "sets to one": dict(sets="c12n", layer2=False),
+    "runs": dict(runs=0),
+    "sse": dict(sse=0),
+    "rows": dict(rows=0),
+    "mix_init": dict(mix_init=0),
+    "code": dict(code=0),
+}
+
+
+# groups that are removed only from a config that has them (their overrides would add to others)
+ABLATION_NEEDS = {
+    "ctw": lambda c: "ctw" in c.experts,
+    "order2 expert": lambda c: "order2" in c.experts,
+    "orders above 6": lambda c: any(int(o) > 6 for o in c.orders.split(",") if o),
+    "six sets": lambda c: len(c.sets.split(",")) > 5,
 }
 
 
@@ -85,7 +104,8 @@ def removals(config: CMConfig, groups=None) -> dict[str, CMConfig]:
     for name, overrides in ABLATIONS.items():
         if groups is not None and name not in groups:
             continue
-        if all(getattr(config, k) == v for k, v in overrides.items()):
+        if all(getattr(config, k) == v for k, v in overrides.items()) or \
+                not ABLATION_NEEDS.get(name, lambda c: True)(config):
             continue
         try:
             out[name] = dataclasses.replace(config, **overrides)
