@@ -60,6 +60,7 @@ class CMSpec:
     row_maps: int = 0  # rows bits 8-11: the row maps (direct tables, rows.pxd)
     sse: int = 0  # the final stage's newer behaviours (CMConfig.sse)
     runs: int = 0  # run information's inputs, a bit mask (runs.pxd)
+    post: int = 0  # the last mix's rate x 100000 (post.pxd; 0: none)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,8 @@ class CMConfig:
     # a row it came), bit j an input of runs.pxd: (0) the agreeing context with the longest
     # run, (1) a vote of the agreeing contexts, (2) the highest agreeing order, (3) one input
     # per order context, (4) one per hashed context
+    post: int = 0  # the last mix (post.pxd): after the final stage, one row of weights over
+    # its log-odds and every mixer input, plain gradient steps of rate post / 100000
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -165,8 +168,9 @@ class CMConfig:
     # generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
-                                               "code", "mix_init", "rows", "sse", "runs")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1)
+                                               "code", "mix_init", "rows", "sse", "runs",
+                                               "post")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -247,7 +251,8 @@ class CMConfig:
                       gate_units=self.gate_units, gate_rate=self.gate_rate,
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
-                      row_maps=self.rows >> 8, sse=self.sse, runs=self.runs)
+                      row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
+                      post=self.post)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -329,9 +334,10 @@ class CMConfig:
             (self.rows > 0) * LIMITS["row_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
-            (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288)
+            (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
+            (self.post > 0) * 4 * 8 * (n_inputs + 1)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
-        # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128
+        # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128; the last mix (post.pxd)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

@@ -27,6 +27,7 @@ CONFIG_BOUNDS = {
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
     "samples": (0, 1), "runs": (0, 31),  # runs: a bit mask of its inputs (runs.pxd)
+    "post": (0, 1000),  # the last mix's rate x 100000 (post.pxd)
     "rows": (0, 4095),  # bit masks of the row contexts (0-7) and the row maps (8-11)
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
@@ -179,6 +180,9 @@ def check_mixer(L: dict, v: dict, raw: dict):
     mixers = [(f"set{i}", rows) for i, rows in enumerate(L["set_rows"])]
     if L["final_rows"]:
         mixers.append(("final", L["final_rows"]))
+    if "post.selected" in v:  # the last mix (post.pxd): one row
+        mixers.append(("post", 1))
+        _finite(raw, "post.y")
     for name, rows in mixers:
         _int(v, f"{name}.selected", 0, rows - 1)
         _float(v, f"{name}.dot", -16.0, 16.0)

@@ -13,19 +13,19 @@ no symbol of the alphabet is forced and costs nothing.  For every decision:
      table of 16-byte slots (``slots.pxd``), a *bit history* per node mapped to a probability
      by an adaptive table per context (``tables.pxd``);
    - match models (``match.pxd``); 1-bit image and numeric-sample experts (``image.pxd``,
-     ``samples.pxd``); symbol experts (``experts.pxd``): CTW, order2, an online network.
-   They read one context state (``context.pxd``), updated once per symbol.
+     ``samples.pxd``); symbol experts (``experts.pxd``): CTW, order2, an online network;
+   all read one context state (``context.pxd``), updated once per symbol.
 2. A *mixer* (``mixer.pxd``) combines the experts' stretched probabilities (log-odds): several
    weight sets, each chosen by a small context (``selectors.pxd``), and one weight set
    *gated* by the online network's state (weights = U . a); a second layer mixes their
    outputs.  Trained per bit by Ollivier's quasi-diagonal Newton step (QDH), SGD or Adam.
-3. *Secondary estimation* (``apm.pxd``): the mixed probability refined by interpolated
-   tables indexed by short contexts and averaged in.  The result is P(1) in units of 2^-16,
-   clamped to [16, 65520] (``seqzip._core`` codes it).
+3. *Secondary estimation* (``apm.pxd``, ``sse.pxd``): the mixed probability refined by
+   interpolated tables indexed by short contexts; then the last mix (``post.pxd``).  The
+   result is P(1) in units of 2^-16, clamped to [16, 65520] (``seqzip._core`` codes it).
 
 Determinism: tables and counts are integers; the mixer and APMs use float64 with + - * / in
-fixed orders and table-driven stretch/squash computed at import from seqzip's det_log/det_exp.
-Every table is allocated once, at its configured size (``memory_allocated``).
+fixed orders and table-driven stretch/squash computed at import from seqzip's det_log/det_exp;
+every table is allocated once, at its configured size (``memory_allocated``).
 
 The kernel takes its config already parsed and checked (``seqzip.models.cm.CMConfig.spec``):
 
@@ -75,6 +75,8 @@ from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimi
                                        mixer_predict, mixer_train, optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
                                            selector_ids, selector_row, selector_rows)
+from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
+                                      post_memory, post_refine)
 from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
                                      sse_learn, sse_memory, sse_refine, sse_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
@@ -169,6 +171,7 @@ cdef class CMKernel(Kernel):
     # secondary estimation
     cdef Apm apm
     cdef Sse sse                           # sse > 0: counts, a learned mix, more stages
+    cdef Post post                         # the last mix (post > 0)
     cdef double p_mix, p_final
     cdef readonly long symbols_seen
     cdef list fields                       # every field of the state (``field.pxd``)
@@ -186,6 +189,7 @@ cdef class CMKernel(Kernel):
         mixer_free(&self.final)
         apm_free(&self.apm)
         sse_free(&self.sse)
+        post_free(&self.post)
 
     def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None):
         cdef int i, k, A = len(alphabet)
@@ -230,6 +234,7 @@ cdef class CMKernel(Kernel):
         self._init_mixer(spec)
         final_init(&self.sse, &self.apm, spec.apm, spec.apm_rate, getattr(spec, "sse", 0), A,
                    self.B)  # the APMs and sse's stages (sse.pxd)
+        post_init(&self.post, getattr(spec, "post", 0), self.n_inputs)  # the last mix
         self.symbols_seen = 0
         self.fields = self._all_fields()
         self.light = [f for f in self.fields if not f[4]]
@@ -389,7 +394,7 @@ cdef class CMKernel(Kernel):
         if self.apm.n or self.sse.mask:
             self.apm.ctx[4] = (match_state << self.B) | node
             p = sse_refine(&self.sse, &self.apm, p, dot)
-        self.p_final = p
+        self.p_final = p = post_refine(&self.post, p, x)
         k = <int>(p * 65536.0 + 0.5)
         if k < 16:
             k = 16
@@ -417,6 +422,7 @@ cdef class CMKernel(Kernel):
             if self.layer2:
                 mixer_train(&self.final, self.y2, self.rate2, bit, &self.opt)
             sse_learn(&self.sse, &self.apm, bit)
+            post_learn(&self.post, bit)
         self.at.node = self.at.node * 2 + bit
         self.at.depth += 1
         if self.at.depth == self.B:
@@ -469,10 +475,9 @@ cdef class CMKernel(Kernel):
     cdef int _predict(self, double* probs) noexcept nogil:
         """The distribution over the alphabet implied by the bit predictions made before the
         symbol: each of the A - 1 decisions evaluated as ``predict_bit`` would, learning
-        nothing (about A times its cost; for ``Predictor.probs``).  The coder's own charge for
-        a symbol differs a little: the mixer and the maps learn after each of its bits, so
-        the later bits are predicted by a model that has already seen the first ones
-        (``seqzip._core.run`` with SCORE gives that exact charge)."""
+        nothing (about A times its cost; for ``Predictor.probs``).  The coder's own charge
+        differs a little: the model learns after each bit, so the later bits are predicted
+        having seen the first (``seqzip._core.run`` with SCORE gives that exact charge)."""
         cdef int x
         if self.at.depth != 0:
             return STATUS_SYMBOL  # only between symbols
@@ -530,11 +535,10 @@ cdef class CMKernel(Kernel):
         return used
 
     def memory_allocated(self):
-        """Bytes of the tables this kernel allocated (experts and network excluded), the sum
-        of its components' own accounts."""
+        """Bytes of the tables it allocated (not the experts' nor the network's): the sum."""
         cdef int i
         cdef uint64_t total = (self.ctx.history_mask + 1) + apm_memory(&self.apm) + \
-            gate_memory(&self.gate) + sse_memory(&self.sse)
+            gate_memory(&self.gate) + sse_memory(&self.sse) + post_memory(&self.post)
         for i in range(self.n_bank):
             total += self.bank[i].memory(self.bank[i].state)
         for i in range(self.n_sets):
@@ -568,7 +572,7 @@ cdef class CMKernel(Kernel):
         if self.gate_set >= 0:
             out += gate_fields(&self.gate)
         out += apm_fields(&self.apm)
-        out += sse_fields(&self.sse)
+        out += sse_fields(&self.sse) + post_fields(&self.post)
         for i in range(self.n_bank):
             out += self.bank[i].fields(self.bank[i].state)
         return out
