@@ -132,8 +132,10 @@ class CMConfig:
     # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector); (6-9)
     # x86 by a light decoder's state (x86.pxd: the stage, opcode, ModRM, operand bytes left)
     # with the previous opcode, the last two bytes, the previous two opcodes, the
-    # instruction's bytes (kinds.x86_hash; 960, all four: x86-64 objects -4.7% at level 6);
-    # (10-12) 32-bit big-endian RISC words' opcode fields (kinds.risc_hash; 7168: sum -0.7%)
+    # instruction's bytes (kinds.x86_hash; 960, all four, at level 6 on binary data (34): a
+    # 128 KB x86-64 object's code -5.1%, -6.7% with the x86 weight set for c12n; the whole
+    # 381 KB object -3.4%); (10-12) 32-bit big-endian RISC words' opcode fields
+    # (kinds.risc_hash; 7168: sum -0.7%, -1.1% with code32 for c12n and rows=0)
     mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
     # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
     # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
