@@ -173,8 +173,8 @@ cdef inline void x86_update(uint64_t* s, int b) noexcept nogil:
     elif stage == XG_VEX:
         if (s[XS_OP] & 0xFF0) == 0xC40 and s[XS_LEFT] == 2:  # C4's first payload: the map
             s[XS_OP] = (s[XS_OP] & 0xF000) | (0xC40 + (<uint64_t>b & 3))
-        if s[XS_LEFT] > 1:
-            s[XS_LEFT] -= 1
+        if s[XS_LEFT] == 2:  # (any other count, a model file's, ends the payload)
+            s[XS_LEFT] = 1
         else:
             s[XS_LEFT] = 0
             mod = s[XS_OP] & 0xFFF
