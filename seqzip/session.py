@@ -250,13 +250,18 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
     return bytes(range(top + 1))
 
 
+HEAD = 64  # DataProfile.head: the bytes of a file format's header it keeps
+
+
 @dataclasses.dataclass(frozen=True)
 class DataProfile:
     """What a model family may choose a variant by (``coding_config``): how often each byte
     value occurs and how often each big-endian 16-bit word occurs at an even offset, counted
-    over the whole input as it is scanned (integers: the same choice on every machine)."""
+    over the whole input as it is scanned (integers: the same choice on every machine), and
+    its first ``HEAD`` bytes (a file format's header: an ELF file's machine)."""
     counts: np.ndarray  # (256,) int64
     words: np.ndarray  # (65536,) int64
+    head: bytes = b""
 
     @property
     def alphabet(self) -> bytes:
@@ -278,8 +283,10 @@ def _scan_profile(src: IO[bytes]) -> tuple[int, DataProfile, int]:
     """Length, :class:`DataProfile` and CRC-32 of everything ``src`` yields."""
     counts = np.zeros(256, dtype=np.int64)
     words = np.zeros(1 << 16, dtype=np.int64)
-    length, crc, odd = 0, 0, b""
+    length, crc, odd, head = 0, 0, b"", b""
     while chunk := src.read(CHUNK * 16):
+        if len(head) < HEAD:
+            head += chunk[:HEAD - len(head)]
         counts += np.bincount(np.frombuffer(chunk, dtype=np.uint8), minlength=256)
         length += len(chunk)
         crc = zlib.crc32(chunk, crc)
@@ -287,7 +294,7 @@ def _scan_profile(src: IO[bytes]) -> tuple[int, DataProfile, int]:
         odd = even[len(even) & ~1:]
         words += np.bincount(np.frombuffer(even[:len(even) & ~1], dtype=">u2"),
                              minlength=1 << 16)
-    return length, DataProfile(counts, words), crc
+    return length, DataProfile(counts, words, head), crc
 
 
 def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:

@@ -100,7 +100,9 @@ class CMConfig:
     # (the kernel's SELECTORS; c1n: the previous byte's high nibble with the node of the symbol,
     # c12n: that and the kind of the byte before it, ordern: the known hashed contexts with the
     # node -- issue 20: level 1 with c12n for node codes Canterbury 1.8% smaller; code, code32:
-    # the lane in the aligned 16- or 32-bit word, its first byte's high nibble, the node)
+    # the lane in the aligned 16- or 32-bit word, its first byte's high nibble, the node;
+    # x86: the x86 decoder's stage and operand bytes left or prefixes, the node -- in place of
+    # c12n with code=960 x86-64 objects -1.7% more at level 6)
     layer2: bool = True  # a second layer mixes the sets' outputs (else they are averaged)
     optimizer: str = "qdh"  # the mixer's training: Ollivier's QDH, "sgd" or "adam"
     rate: float = 1.0  # learning rate of the first layer (QDH: of its Newton step)
@@ -128,7 +130,13 @@ class CMConfig:
     # big-endian instruction words (68000): instruction classes, opcode bytes, the previous
     # word; (5) x86 CALL/JMP/Jcc rel32 operands (kinds.code_hash).  Measured (issue 20, 68000
     # objects): 5 (0, 2) in place of aligned16's context, with the code set for c12n, -1.8%
-    # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector)
+    # (ptt5 +0.95%: a variant for 68000 code, benchmarks/code_contexts.py's detector); (6-9)
+    # x86 by a light decoder's state (x86.pxd: the stage, opcode, ModRM, operand bytes left)
+    # with the previous opcode, the last two bytes, the previous two opcodes, the
+    # instruction's bytes (kinds.x86_hash; 960, all four, at level 6 on binary data (34): a
+    # 128 KB x86-64 object's code -5.1%, -6.7% with the x86 weight set for c12n; the whole
+    # 381 KB object -3.4%); (10-12) 32-bit big-endian RISC words' opcode fields
+    # (kinds.risc_hash; 7168: sum -0.7%, -1.1% with code32 for c12n and rows=0)
     mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
     # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
     # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
@@ -229,7 +237,7 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(6) if self.code >> j & 1) + \
+            tuple((KINDS["code"], j) for j in range(13) if self.code >> j & 1) + \
             tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
@@ -318,7 +326,7 @@ class CMConfig:
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
                  "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
-                 "code32": 128 << B, "pixel": 512}
+                 "code32": 128 << B, "pixel": 512, "x86": 64 << B}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
@@ -410,6 +418,65 @@ def looks_like_68000(words) -> bool:
     return hits >= 8 and hits * 1024 >= n
 
 
+# ELF files' machines (e_machine, in the header's byte order): x86 (3: Intel 80386, 62:
+# x86-64) and 32-bit big-endian RISC (2, 18, 43: SPARC; 8: MIPS; 20, 21: PowerPC)
+ELF_X86 = (3, 62)
+ELF_RISC = (2, 8, 18, 20, 21, 43)
+# Byte pairs compiled x86 code is full of (at even offsets, so half of those in the data):
+# REX.W MOV/LEA/ADD/TEST, MOV to and from [rbp+d8] and [rsp+d8], NOP 0F 1F, Jcc rel32,
+# MOVZX, SUB/ADD ESP, POP EBP + RET, RET + NOP, XOR EAX EAX, TEST EAX EAX
+X86_WORDS = (0x488B, 0x4889, 0x4883, 0x488D, 0x4C8B, 0x4C89, 0x0F1F, 0x0F84, 0x0F85, 0x0FB6,
+             0x8B45, 0x8945, 0x83EC, 0x83C4, 0x5DC3, 0x8B44, 0x8944, 0x8D76, 0xC390, 0x4885,
+             0x31C0, 0x85C0)
+# the first halves of SPARC's SAVE, RET (81C7 E008), RETL, RESTORE; MIPS's JR RA, ADDIU SP,
+# SW RA, LW RA; PowerPC's BLR, MFLR/MTLR R0, STWU R1, ADDI R1
+RISC_WORDS = (0x9DE3, 0x81C7, 0xE008, 0x81C3, 0x81E8, 0x03E0, 0x27BD, 0xAFBF, 0x8FBF, 0x4E80,
+              0x7C08, 0x9421, 0x3821)
+
+
+def elf_machine(head: bytes) -> int:
+    """The machine an ELF file's header names (0: not an ELF header).
+
+        >>> elf_machine(bytes.fromhex("7f454c46020101") + bytes(11) + b"\x01\x00\x3e\x00")
+        62
+    """
+    if len(head) < 20 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+        return 0
+    return int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+
+
+def _per_kib(words, table, per_kib: int) -> bool:
+    """At least ``per_kib`` of the words ``table`` names per KiB (and 16 in all)."""
+    words = np.asarray(words, dtype=np.int64)
+    hits = int(words[list(table)].sum())
+    return hits >= 16 and hits * 1024 >= per_kib * 2 * int(words.sum())
+
+
+def code_kind(profile) -> str:
+    """"x86", "risc" or "" for data with ``profile``: by the ELF header's machine, or for
+    data without one by the instruction pairs per KiB (x86: 4, ``X86_WORDS``; RISC: 1,
+    ``RISC_WORDS``).  Measured: x86-64 objects and executables 26-32 x86 pairs per KiB, sum
+    (SPARC) 2.0 RISC words per KiB; kennedy.xls, ptt5, the texts and samples at most 0.05
+    and 0.38 (68000 objects 0.05 and 0.02).
+
+        >>> import io
+        >>> from seqzip.session import _scan_profile
+        >>> code_kind(_scan_profile(io.BytesIO(bytes.fromhex("4889e5488b45f8c390") * 64))[1])
+        'x86'
+        >>> code_kind(_scan_profile(io.BytesIO(bytes.fromhex("81c7e00881e80000") * 64))[1])
+        'risc'
+        >>> code_kind(_scan_profile(io.BytesIO(bytes(1000)))[1])
+        ''
+    """
+    machine = elf_machine(getattr(profile, "head", b""))
+    if machine:
+        return "x86" if machine in ELF_X86 else "risc" if machine in ELF_RISC and \
+            profile.head[5] == 2 else ""
+    if _per_kib(profile.words, X86_WORDS, 4):
+        return "x86"
+    return "risc" if _per_kib(profile.words, RISC_WORDS, 1) else ""
+
+
 def data_kinds(profile) -> tuple[str, ...]:
     """The kinds of ``CMConfig.DATA_VARIANTS`` that binary data with ``profile`` (None: not
     known) is, most specific first; "binary" is every such data's.
@@ -425,7 +492,8 @@ def data_kinds(profile) -> tuple[str, ...]:
         return ("bitmap", "binary")
     if looks_like_68000(profile.words):
         return ("m68k", "binary")
-    return ("binary",)
+    code = code_kind(profile)
+    return (code, "binary") if code else ("binary",)
 
 
 def _network_class(name: str):

@@ -13,6 +13,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport big_calloc, hash2
+from seqzip._kernels.cm.x86 cimport X86_N, x86_update
 
 
 cdef enum:
@@ -86,6 +87,8 @@ cdef struct Context:
                                  # each context's last position and distance (ROW_SLOTS each),
                                  # the scored distances and their scores (PERIODS each), the
                                  # row length, the distance to the row above, the cell, spare
+    bint x86                     # x86 code contexts: decode instructions (x86.pxd)
+    uint64_t x86s[X86_N]         # ... the decoder's state (XS_*)
 
 
 cdef inline int ctx_rows_init(Context* c, bint rows) noexcept nogil:
@@ -125,6 +128,7 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     c.period_len[0] = 0
     c.text = text
     c.text_state[0] = c.text_state[1] = 0
+    c.x86 = False
     return -1 if c.history == NULL or ctx_rows_init(c, rows) < 0 else 0
 
 
@@ -210,6 +214,12 @@ cdef inline void ctx_markup_init(Context* c, bint markup) noexcept nogil:
     c.markup = markup
     memset(c.mk, 0, sizeof(c.mk))
     c.mk[MK_LINE] = <uint64_t>1 << 16
+
+
+cdef inline void ctx_x86_init(Context* c, bint x86) noexcept nogil:
+    """With x86 code contexts (after ``ctx_init``): the decoder on, before an opcode."""
+    c.x86 = x86
+    memset(c.x86s, 0, sizeof(c.x86s))
 
 
 cdef inline bint mk_name_byte(int b) noexcept nogil:
@@ -437,6 +447,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
         ctx_nest(c, b)
     if c.markup:
         ctx_markup(c, b)
+    if c.x86:
+        x86_update(c.x86s, b)
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
@@ -493,6 +505,8 @@ cdef inline list ctx_fields(Context* c):
                     True))
     if c.markup:
         out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
+    if c.x86:
+        out.append(("x86", F_BYTES, <size_t>&c.x86s[0], sizeof(c.x86s), True))
     if c.rows != NULL:
         out.append(("rows", F_BYTES, <size_t>c.rows, ROW_WORDS * sizeof(uint32_t), True))
     return out

@@ -56,7 +56,8 @@ from seqzip._kernels.cm.apm cimport APM_BINS, MAX_APM, Apm, apm_fields, apm_free
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
 from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_fields, ctx_free,
-                                         ctx_init, ctx_markup_init, ctx_record_length, ctx_update)
+                                         ctx_init, ctx_markup_init, ctx_record_length, ctx_update,
+                                         ctx_x86_init)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
 from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT, F_LONG, field_read, field_write
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
@@ -73,7 +74,7 @@ from seqzip._kernels.cm.runs cimport runs_build, runs_layout
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
                                        mixer_fields, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_train, optimiser_tick)
-from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
+from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET, SEL_X86,
                                            selector_ids, selector_row, selector_rows)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
                                       post_memory, post_refine)
@@ -224,6 +225,8 @@ cdef class CMKernel(Kernel):
                     spec.periods, spec.periods, K_TEXT in kinds, K_ROWS in kinds):
             raise MemoryError()
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
+        ctx_x86_init(&self.ctx, any(k == K_CODE and 6 <= j <= 9 for k, j in spec.contexts) or
+                     SEL_X86 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self._build_bank(spec)
         self.n_inputs = 1

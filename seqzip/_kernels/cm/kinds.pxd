@@ -13,6 +13,8 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          Context, ctx_back, ctx_record_length, ctx_row_above,
                                          ctx_row_length)
 from seqzip._kernels.cm.tables cimport hash2
+from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
+                                     XS_PREV, XS_STAGE, XS_INDEX, XS_LAST)
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
 
@@ -278,6 +280,46 @@ cdef inline uint64_t code_words(const Context* c, int k, int n, int shift, uint6
     return out
 
 
+cdef inline uint64_t x86_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """x86 code by the decoder's state (x86.pxd): what the next byte is (the stage), the
+    opcode with its prefixes, the ModRM, the operand bytes left, with (6) the previous
+    instruction's opcode; (7) the last two bytes; (8) the previous two instructions'
+    opcodes; (9) the instruction's bytes so far (before an opcode: the previous
+    instruction's, whole)."""
+    cdef const uint64_t* s = c.x86s
+    cdef uint64_t stage = s[XS_STAGE] % XG_N, op = s[XS_OP] & 0xFFFF
+    cdef uint64_t state = stage | (op << 4) | ((s[XS_LEFT] & 15) << 20), h
+    cdef int n, i
+    if j == 6:
+        return hash2(tag, state | ((s[XS_MODRM] & 0x1FF) << 24) | ((s[XS_PREV] & 0xFFF) << 36))
+    if j == 7:
+        return hash2(tag, state | ((c.c8 & 0xFFFF) << 24))
+    if j == 8:
+        return hash2(hash2(tag, state), s[XS_PREV] & 0xFFFFFF)
+    # j == 9: the instruction's bytes so far (before an opcode: the previous instruction's)
+    n = <int>(s[XS_INDEX] & 15) if s[XS_INDEX] & 15 else <int>(s[XS_LAST] & 15)
+    h = hash2(tag, state | (<uint64_t>n << 24))
+    for i in range(1, n + 1):
+        h = hash2(h, ctx_back(c, <uint64_t>i))
+    return h
+
+
+cdef inline uint64_t risc_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Fixed-width 32-bit big-endian instructions (SPARC, MIPS, PowerPC): the lane (pos mod
+    4) and the word's bytes so far, with (10) the previous word's top 19 bits (SPARC's op,
+    rd, op2/op3, rs1 and i; MIPS's and PowerPC's opcode and first two registers); (11) the
+    top 13 bits of the previous two words (the opcode fields); (12) the top bytes of the
+    previous three words."""
+    cdef int k = <int>(c.pos & 3)
+    cdef uint64_t h = hash2(tag, (c.c8 & ((<uint64_t>1 << (8 * k)) - 1)) | (<uint64_t>k << 32))
+    cdef uint64_t r = (c.c8 >> (8 * k)) & 0xFFFFFFFFULL, r2 = (c.c8 >> (8 * k + 32)) & 0xFFFFFFFFULL
+    if j == 10:
+        return hash2(h, r >> 13)
+    if j == 11:
+        return hash2(h, (r >> 19) | ((r2 >> 19) << 13))
+    return hash2(h, (r >> 24) | ((r2 >> 24) << 8) | (ctx_back(c, <uint64_t>(k + 12)) << 16))
+
+
 cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
     """Machine code.  j = 0-4: instruction streams of 16-bit big-endian words (68000): the
     lane (pos mod 2) and the word's byte so far with (0) the top nibbles of the previous four
@@ -287,9 +329,14 @@ cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept n
     one before, (4) the words since the last return or frame set-up (4E75, 4E56; up to 8
     words back) and the previous word.  j = 5: x86, the position in the 32-bit operand of a
     CALL/JMP rel32 (E8, E9) or a near Jcc (0F 8x) within the last four bytes and the operand's
-    bytes so far (0: none, then the last byte)."""
+    bytes so far (0: none, then the last byte).  j = 6-9: x86 with the light decoder's state
+    (x86.pxd, ``x86_hash``); j = 10-12: 32-bit big-endian RISC words (``risc_hash``)."""
     cdef int k = <int>(c.pos & 1), i, n
     cdef uint64_t h, w
+    if j >= 10:
+        return risc_hash(c, tag, j)
+    if j >= 6:
+        return x86_hash(c, tag, j)
     if j == 5:
         for i in range(1, 5):
             w = ctx_back(c, <uint64_t>i)

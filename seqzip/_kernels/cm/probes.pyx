@@ -10,10 +10,11 @@ from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport (Context, ctx_free, ctx_init, ctx_markup_init,
-                                         ctx_row_length, ctx_update)
-from seqzip._kernels.cm.kinds cimport N_KINDS, kind_function, kind_hash, kind_tag
+                                         ctx_row_length, ctx_update, ctx_x86_init)
+from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
 from seqzip._kernels.cm.selectors cimport selector_row
+from seqzip._kernels.cm.x86 cimport X86_N
 from seqzip._kernels.cm.tables cimport (MAX_STATES, N_STATES, STATE_LAST, STATE_N0, STATE_N1,
                                         STATE_NEXT, StateMap, build_tables, sm_init_states,
                                         sm_learn, squash, stretch_p)
@@ -99,6 +100,7 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
     cdef Context* c = _fresh_context(records, periods, text, rows)
     cdef kind_hash f
     ctx_markup_init(c, markup)
+    ctx_x86_init(c, any(kind == K_CODE and 6 <= j <= 9 for kind, j in contexts))
     try:
         for b in data:
             ctx_update(c, b, b)
@@ -127,12 +129,29 @@ def py_row_length(bytes data, bint records=True, bint periods=True):
         free(c)
 
 
+def py_x86_states(bytes data):
+    """The x86 decoder's state (x86.pxd: its ``X86_N`` words) after each byte of ``data``,
+    from a fresh context state."""
+    cdef Context* c = _fresh_context(False, False, False)
+    ctx_x86_init(c, True)
+    out = []
+    try:
+        for b in data:
+            ctx_update(c, b, b)
+            out.append(tuple(c.x86s[i] for i in range(X86_N)))
+        return out
+    finally:
+        ctx_free(c)
+        free(c)
+
+
 def py_selector_row(bytes data, int selector, int node=1):
     """The row a weight set with ``selector`` (an id of ``SELECTORS``; one that reads only
     the context state) takes after ``data`` (bytes of the alphabet 0..255) at ``node`` of the
     next byte (its depth: node's bit length - 1), from a fresh context state."""
     cdef Context* c = _fresh_context(False, False, False)
     cdef Cursor at
+    ctx_x86_init(c, True)
     try:
         for b in data:
             ctx_update(c, b, b)

@@ -3,6 +3,8 @@
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport Context, byte_class
 from seqzip._kernels.cm.image cimport image_pixel_row
+from seqzip._kernels.cm.x86 cimport XG_DATA, XG_N, XS_LEFT, XS_OP, XS_STAGE
+from libc.stdint cimport uint64_t
 
 cdef enum:
     SEL_NODE = 0         # the node of the symbol
@@ -19,7 +21,8 @@ cdef enum:
     SEL_CODE = 11        # 16-bit code: the lane, the opcode byte's high nibble, the node
     SEL_CODE32 = 12      # 32-bit code: the same in the aligned 32-bit word
     SEL_PIXEL = 13       # the 1-bit image's pixels around this one (image.pxd)
-    N_SELECTORS = 14
+    SEL_X86 = 14         # x86 code: the decoder's stage and operand bytes left (x86.pxd)
+    N_SELECTORS = 15
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -28,7 +31,7 @@ cdef inline dict selector_ids():
     return {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "code": SEL_CODE,
-            "code32": SEL_CODE32, "pixel": SEL_PIXEL}
+            "code32": SEL_CODE32, "pixel": SEL_PIXEL, "x86": SEL_X86}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -58,6 +61,8 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 128 << B
     if sel == SEL_PIXEL:
         return 512
+    if sel == SEL_X86:
+        return 64 << B
     return 1
 
 
@@ -75,6 +80,17 @@ cdef inline int code32_row(const Context* c) noexcept nogil:
     cdef int k = <int>(c.pos & 3)
     cdef int first = <int>((c.c8 >> (8 * ((k - 1) & 3))) & 0xFF)
     return (k * 16 + (first >> 4)) * 2 + ((c.c8 & 0xFFFFFFFFULL) == 0)
+
+
+cdef inline int x86_row(const Context* c) noexcept nogil:
+    """SEL_X86's row without the node (0..55): the x86 decoder's stage (what the next byte
+    is) and, in an operand, the bytes left (to 7), elsewhere the prefixes seen (67: 1, F2 or
+    F3: 2, REX.W: 4)."""
+    cdef const uint64_t* s = c.x86s
+    cdef int stage = <int>(s[XS_STAGE] % XG_N)
+    if stage == XG_DATA:
+        return stage * 8 + <int>min(s[XS_LEFT] & 15, <uint64_t>7)
+    return stage * 8 + <int>((s[XS_OP] >> 13) & 7)
 
 
 cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pattern,
@@ -109,4 +125,6 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
         return code32_row(at.ctx) << at.B | at.node
     if sel == SEL_PIXEL:
         return image_pixel_row(at)
+    if sel == SEL_X86:
+        return x86_row(at.ctx) << at.B | at.node
     return 0

@@ -1,0 +1,204 @@
+# cython: language_level=3
+# A light x86 / x86-64 instruction decoder for the code contexts (kinds.code_hash, j = 6-9):
+# after each byte, what the next byte is in the instruction (a prefix or opcode, the second
+# byte of a 0F opcode, ModRM, SIB, a displacement or immediate byte), the opcode, the ModRM
+# and the previous instructions' opcodes.  Its state is a few words of the context state
+# (``Context.x86``), updated once per byte (``x86_update``); it assumes 64-bit mode (40-4F
+# are REX prefixes) and follows the published opcode maps' lengths (prefixes 66 67 F2 F3,
+# segment overrides, 0F, 0F 38, 0F 3A, VEX C4/C5, ModRM and SIB with their displacements,
+# immediates of 1, 2, 4 or 8 bytes).  On data that is not code it goes wrong and resyncs;
+# any state (a model file's) is a valid one: every word is masked where it is read.
+from libc.stdint cimport uint64_t
+
+
+cdef enum:  # the words of the state (Context.x86)
+    XS_STAGE = 0   # what the next byte is: XG_*
+    XS_OP = 1      # the opcode (map << 8 | byte), the prefixes (bits 12-15: 66, 67, F2/F3, REX.W)
+    XS_MODRM = 2   # the ModRM byte (bit 8: seen), 0 before it
+    XS_LEFT = 3    # bytes left of the displacement and immediate (XG_DATA), or of VEX
+    XS_IMM = 4     # the immediate's size, still to come after ModRM (and SIB)
+    XS_INDEX = 5   # bytes since the instruction's first (prefixes included), capped at 15
+    XS_PREV = 6    # the previous instructions' opcodes, 12 bits each, the newest lowest
+    XS_DATA = 7    # the operand bytes so far (displacement and immediate), newest lowest
+    XS_LAST = 8    # the previous instruction's length (capped at 15)
+    X86_N = 9
+
+
+cdef enum:  # stages
+    XG_OP = 0      # a prefix or the opcode
+    XG_OP2 = 1     # the byte after 0F
+    XG_OP3 = 2     # the byte after 0F 38 or 0F 3A
+    XG_MODRM = 3
+    XG_SIB = 4
+    XG_DATA = 5    # displacement or immediate bytes (XS_LEFT of them left)
+    XG_VEX = 6     # the VEX prefix's payload (XS_LEFT bytes), then an opcode of its map
+    XG_N = 7
+
+
+cdef enum:  # immediate sizes before the prefixes decide them
+    XI_Z = 16      # 4 bytes, 2 with 66
+    XI_V = 17      # 4 bytes, 2 with 66, 8 with REX.W (B8-BF)
+    XI_M = 18      # a memory offset: 8 bytes, 4 with 67
+    XI_F6 = 19     # F6/F7: an immediate (1, or z) only when ModRM's reg is 0 or 1
+
+
+cdef inline int x86_one_modrm(int op) noexcept nogil:
+    """Whether the one-byte opcode ``op`` takes a ModRM byte."""
+    if op < 0x40:
+        return (op & 7) < 4 and op != 0x0F
+    return op == 0x62 or op == 0x63 or op == 0x69 or op == 0x6B or 0x80 <= op <= 0x8F or \
+        op == 0xC0 or op == 0xC1 or op == 0xC6 or op == 0xC7 or 0xD0 <= op <= 0xD3 or \
+        0xD8 <= op <= 0xDF or op == 0xF6 or op == 0xF7 or op == 0xFE or op == 0xFF
+
+
+cdef inline int x86_one_imm(int op) noexcept nogil:
+    """The immediate (or relative offset) size of the one-byte opcode ``op`` (XI_* where the
+    prefixes decide it)."""
+    if op < 0x40:
+        return 1 if (op & 7) == 4 else XI_Z if (op & 7) == 5 else 0
+    if op == 0x68 or op == 0x69 or op == 0x81 or op == 0xA9 or op == 0xC7 or op == 0xE8 or \
+            op == 0xE9:
+        return XI_Z
+    if op == 0x6A or op == 0x6B or 0x70 <= op <= 0x7F or op == 0x80 or op == 0x82 or \
+            op == 0x83 or op == 0xA8 or 0xB0 <= op <= 0xB7 or op == 0xC0 or op == 0xC1 or \
+            op == 0xC6 or op == 0xCD or op == 0xD4 or op == 0xD5 or 0xE0 <= op <= 0xE7 or \
+            op == 0xEB:
+        return 1
+    if 0xB8 <= op <= 0xBF:
+        return XI_V
+    if 0xA0 <= op <= 0xA3:
+        return XI_M
+    if op == 0xC2 or op == 0xCA:
+        return 2
+    if op == 0xC8:
+        return 3
+    if op == 0xF6 or op == 0xF7:
+        return XI_F6
+    return 0
+
+
+cdef inline int x86_two_modrm(int op) noexcept nogil:
+    """Whether the 0F opcode ``op`` takes a ModRM byte."""
+    return not (0x05 <= op <= 0x09 or op == 0x0B or op == 0x0E or 0x30 <= op <= 0x37 or
+                op == 0x77 or 0x80 <= op <= 0x8F or op == 0xA0 or op == 0xA1 or op == 0xA2 or
+                op == 0xA8 or op == 0xA9 or op == 0xAA or 0xC8 <= op <= 0xCF)
+
+
+cdef inline int x86_two_imm(int op) noexcept nogil:
+    if 0x80 <= op <= 0x8F:
+        return XI_Z
+    if 0x70 <= op <= 0x73 or op == 0xA4 or op == 0xAC or op == 0xBA or 0xC2 <= op <= 0xC6:
+        return 1
+    return 0
+
+
+cdef inline uint64_t x86_size(uint64_t imm, uint64_t op, uint64_t modrm) noexcept nogil:
+    """The immediate's size in bytes (``op``'s prefix bits decide XI_*)."""
+    if imm < XI_Z:
+        return imm
+    if imm == XI_F6:
+        if (modrm >> 3) & 6:
+            return 0
+        return 1 if (op & 0xFF) == 0xF6 else (2 if op & 0x1000 else 4)
+    if imm == XI_V and op & 0x8000:
+        return 8
+    if imm == XI_M:
+        return 4 if op & 0x2000 else 8
+    return 2 if op & 0x1000 else 4
+
+
+cdef inline void x86_end(uint64_t* s) noexcept nogil:
+    """The instruction ends: the next byte is an opcode or prefix."""
+    s[XS_PREV] = ((s[XS_PREV] << 12) | (s[XS_OP] & 0xFFF)) & 0xFFFFFFFFFFFFULL
+    s[XS_LAST] = s[XS_INDEX]
+    s[XS_STAGE] = XG_OP
+    s[XS_OP] = s[XS_MODRM] = s[XS_LEFT] = s[XS_IMM] = s[XS_DATA] = 0
+    s[XS_INDEX] = 0
+
+
+cdef inline void x86_operands(uint64_t* s, uint64_t disp) noexcept nogil:
+    """After the opcode, ModRM or SIB: ``disp`` displacement bytes, then the immediate."""
+    s[XS_LEFT] = disp + x86_size(s[XS_IMM] & 31, s[XS_OP], s[XS_MODRM])
+    if s[XS_LEFT]:
+        s[XS_STAGE] = XG_DATA
+    else:
+        x86_end(s)
+
+
+cdef inline void x86_opcode(uint64_t* s, uint64_t op, int modrm, int imm) noexcept nogil:
+    """The opcode ``op`` (map << 8 | byte) with its ModRM and immediate."""
+    s[XS_OP] = (s[XS_OP] & 0xF000) | op
+    s[XS_IMM] = <uint64_t>imm
+    if modrm:
+        s[XS_STAGE] = XG_MODRM
+    else:
+        x86_operands(s, 0)
+
+
+cdef inline void x86_update(uint64_t* s, int b) noexcept nogil:
+    """After the byte ``b``."""
+    cdef uint64_t stage = s[XS_STAGE] % XG_N, mod, rm
+    if s[XS_INDEX] < 15:
+        s[XS_INDEX] += 1
+    if stage == XG_OP:
+        if (b & 0xE7) == 0x26 or 0x64 <= b <= 0x67 or b == 0xF0 or b == 0xF2 or b == 0xF3 or \
+                0x40 <= b <= 0x4F:  # a prefix
+            if b == 0x66:
+                s[XS_OP] |= 0x1000
+            elif b == 0x67:
+                s[XS_OP] |= 0x2000
+            elif b == 0xF2 or b == 0xF3:
+                s[XS_OP] |= 0x4000
+            elif b >= 0x48 and b <= 0x4F:
+                s[XS_OP] |= 0x8000
+            if s[XS_INDEX] >= 15:  # too many: not code, start again
+                x86_end(s)
+        elif b == 0x0F:
+            s[XS_STAGE] = XG_OP2
+        elif b == 0xC4 or b == 0xC5:
+            s[XS_STAGE] = XG_VEX
+            s[XS_LEFT] = 2 if b == 0xC4 else 1
+            s[XS_OP] = (s[XS_OP] & 0xF000) | (<uint64_t>b << 4)  # map 0F unless C4 says
+        else:
+            x86_opcode(s, <uint64_t>b, x86_one_modrm(b), x86_one_imm(b))
+    elif stage == XG_OP2:
+        if b == 0x38 or b == 0x3A:
+            s[XS_STAGE] = XG_OP3
+            s[XS_OP] = (s[XS_OP] & 0xF000) | (0x200 if b == 0x38 else 0x300)
+        else:
+            x86_opcode(s, 0x100 | <uint64_t>b, x86_two_modrm(b), x86_two_imm(b))
+    elif stage == XG_OP3:
+        mod = s[XS_OP] & 0x300
+        x86_opcode(s, mod | <uint64_t>b, 1, 1 if mod == 0x300 else 0)
+    elif stage == XG_VEX:
+        if (s[XS_OP] & 0xFF0) == 0xC40 and s[XS_LEFT] == 2:  # C4's first payload: the map
+            s[XS_OP] = (s[XS_OP] & 0xF000) | (0xC40 + (<uint64_t>b & 3))
+        if s[XS_LEFT] == 2:  # (any other count, a model file's, ends the payload)
+            s[XS_LEFT] = 1
+        else:
+            s[XS_LEFT] = 0
+            mod = s[XS_OP] & 0xFFF
+            s[XS_STAGE] = XG_OP3
+            s[XS_OP] = (s[XS_OP] & 0xF000) | (0x300 if mod == 0xC43 else
+                                              0x200 if mod == 0xC42 else 0x100)
+            if mod != 0xC43 and mod != 0xC42:  # the 0F map: its own immediates
+                s[XS_STAGE] = XG_OP2
+    elif stage == XG_MODRM:
+        s[XS_MODRM] = 0x100 | <uint64_t>b
+        mod = <uint64_t>b >> 6
+        rm = <uint64_t>b & 7
+        if mod == 3:
+            x86_operands(s, 0)
+        elif rm == 4:
+            s[XS_STAGE] = XG_SIB
+        else:
+            x86_operands(s, 4 if mod == 2 or (mod == 0 and rm == 5) else mod)
+    elif stage == XG_SIB:
+        mod = (s[XS_MODRM] >> 6) & 3
+        x86_operands(s, 4 if mod == 2 or (mod == 0 and (b & 7) == 5) else mod)
+    else:  # XG_DATA
+        s[XS_DATA] = ((s[XS_DATA] << 8) | <uint64_t>b) & 0xFFFFFFFFULL
+        if s[XS_LEFT] > 1 and s[XS_LEFT] <= 12:
+            s[XS_LEFT] -= 1
+        else:
+            x86_end(s)
