@@ -123,14 +123,10 @@ cdef class CMKernel(Kernel):
     """The context-mixing model (see the module docstring).
 
     Args:
-        spec: the parsed config (``CMConfig.spec()``): ``contexts`` ((kind, j) pairs of
-            ``KINDS``, in input order), ``matches`` (minimum lengths of the match models),
-            ``table_bits`` (2^table_bits slots of 16 bytes), ``history_bits``, ``selectors``
-            (ids of ``SELECTORS``, one per weight set), ``layer2``, ``optimizer`` (an id of
-            ``OPTIMIZERS``), ``rate``, ``rate2``, ``decay``, ``eps``, ``apm`` (stages),
-            ``apm_rate``, ``gate_units``, ``gate_rate``, ``periods`` (score repeat distances
-            for the record length: record=2).  Only the bounds that keep memory
-            safe are checked here.
+        spec: the parsed config (``models.cm.CMSpec``, whose fields say what each is:
+            ``contexts`` are (kind, j) pairs of ``KINDS``, ``selectors`` ids of
+            ``SELECTORS``, ``optimizer`` an id of ``OPTIMIZERS``).  Only the bounds that
+            keep memory safe are checked here.
         alphabet: the byte values of the symbols, in order (symbol i is alphabet[i]).
         experts: symbol-mode kernels whose distributions become inputs.
         network: a symbol-mode kernel with features (an online network): an input, and its
