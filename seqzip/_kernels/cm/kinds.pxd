@@ -12,8 +12,8 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          MK_TAG, MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT, W2_CAPW,
                                          W2_CASE, W2_ENTITY, W2_LENS, W2_LFIRST, W2_NEST,
                                          W2_PHRASE, W2_PLFIRST, W2_POS, W2_SFIRST, W2_SINCE,
-                                         W2_SINCEH, W2_T1, W2_T2, W2_T3,
-                                         Context, byte_class, ctx_back, ctx_record_length, ctx_row_above,
+                                         W2_SINCEH, W2_T1, W2_T2, W2_T3, Context, byte_class,
+                                         ctx_back, ctx_record_length, ctx_row_above,
                                          ctx_row_length)
 from seqzip._kernels.cm.tables cimport hash2
 
