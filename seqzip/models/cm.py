@@ -167,18 +167,31 @@ class CMConfig:
     # per order context, (4) one per hashed context
     post: int = 0  # the last mix (post.pxd): after the final stage, one row of weights over
     # its log-odds and every mixer input, plain gradient steps of rate post / 100000
+    words2: int = 0  # more word contexts (kind words2, kinds.words2_hash), bit j the kind's
+    # j, each with the current word: (0-2) crude stems with numbers as one class, (3-5) the
+    # place in the sentence and line, their first words, (6) open brackets and quotes, (7)
+    # the word above, (8) the phrase since the punctuation, (9) the last capitalised word,
+    # (10) the markup and entity, (11) case classes, (12) word lengths, (13) the column and
+    # the bytes above, (14) the line's first word, (15) the bytes since a capitalised word.
+    # The weight set "words2" (selectors.pxd) reads the same trackers.  Measured (issue 20,
+    # body bytes): level 9 without its mLSTM, each context alone 0 to -0.2% on the books (8,
+    # the phrase, the most), 7 and 13 -1.0% on dense XML; 0xA38C (2, 3, 7, 8, 9, 13, 15) in
+    # place of the aligned and column contexts, with the words2 set, -0.32 to -0.45% on the
+    # books, cp.html -0.74%, fields.c -0.72%, XML -1.53% (+9% CPU); level 6 0xA38C in place
+    # of the aligned contexts -0.42% alice29.txt, XML -1.65% (+5% CPU); level 1 0x100 (the
+    # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
     # first round; the image expert; round two; the code contexts; round four: the mixer's
-    # start, the rows, the final stage, the runs): a JSON array (model files, formats 3-5) leaves out
-    # the newest generations while their fields hold their defaults, and one written before a
-    # generation lacks it and the later ones (``models.base``).
+    # start, the rows, the final stage, the runs; kind words2): a JSON array (model files,
+    # formats 3-5) leaves out the newest generations while their fields hold their defaults,
+    # and one written before a generation lacks it and the later ones (``models.base``).
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
-                                               "post")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1)
+                                               "post", "words2")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -238,7 +251,8 @@ class CMConfig:
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
             tuple((KINDS["code"], j) for j in range(13) if self.code >> j & 1) + \
-            tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1)
+            tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1) + \
+            tuple((KINDS["words2"], j) for j in range(16) if self.words2 >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
@@ -326,7 +340,7 @@ class CMConfig:
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
                  "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
-                 "code32": 128 << B, "pixel": 512, "x86": 64 << B}
+                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "words2": 8 * 4 * 4 * 8}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
@@ -338,7 +352,7 @@ class CMConfig:
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
-            (self.markup > 0) * 8 * 19 + \
+            (self.markup > 0) * 8 * 19 + (self.words2 > 0) * 8 * 19 + \
             (self.rows > 0) * LIMITS["row_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \

@@ -35,6 +35,7 @@ CONFIG_BOUNDS = {
     "apm_rate": (1, 12),
     "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
     "sse": (0, 255),  # a bit mask (sse.pxd's SSE_MASK)
+    "words2": (0, 65535),  # a bit mask of kind words2's contexts
 }
 MIN_MATCH = 2            # a match model's shortest minimum length
 INT_MAX = 2 ** 31 - 1    # the C ints of the kernel

@@ -49,6 +49,31 @@ cdef enum:  # markup contexts: the markup trackers, ``mk[]`` (uint64 words; ``ct
     MK_DEPTH_CHECK = 8   # a closing tag pops to its element if it is within this depth
 
 
+cdef enum:  # the word trackers of kind words2, ``w2[]`` (uint64 words; ``ctx_words2``)
+    W2_T1 = 0        # the last token: a word's crude stem (-s -ed -ing -ly stripped) or,
+    W2_T2 = 1        # for a number, the number class (W2_NUMBER); and the two before it
+    W2_T3 = 2
+    W2_P = 3         # W2_P + k: the current word's hash before its last k + 1 letters
+    W2_DIGITS = 6    # the digits of the current number so far (0: not in a number)
+    W2_POS = 7       # words since the sentence began (bits 0-7) and since the line did (8-15)
+    W2_SFIRST = 8    # the sentence's first word
+    W2_LFIRST = 9    # the line's first word
+    W2_PLFIRST = 10  # the previous line's first word
+    W2_NEST = 11     # open brackets and quotes: the innermost four (bytes 0-3, the innermost
+                     # lowest), their depth (bits 32-39), the words since the innermost (40-47)
+    W2_PHRASE = 12   # the bytes since the last punctuation (it included), hashed
+    W2_CAPW = 13     # the last capitalised word not first in its sentence
+    W2_SINCE = 14    # the words since it (bits 0-7) ...
+    W2_SINCEH = 15   # ... and the bytes since it, hashed
+    W2_ENTITY = 16   # the entity so far (&...; 0: not in one)
+    W2_CASE = 17     # the current word: first letter upper (bit 0), all upper so far (bit 1);
+                     # the case classes of the last four words (bits 8-15: 0 lower, 1
+                     # capitalised, 2 all upper)
+    W2_LENS = 18     # the lengths of the last three words (4 bits each, the newest lowest)
+    W2_N = 19
+    W2_NUMBER = 0x4E554D42  # the token of every number
+
+
 cdef enum:  # the markup modes (mk[MK_MODE])
     MM_TEXT = 0      # outside tags
     MM_NAME = 1      # the tag's name ('<' seen)
@@ -83,6 +108,8 @@ cdef struct Context:
     uint64_t text_state[2]       # the word before the previous two, the nesting
     bint markup                  # markup contexts: track tags, attributes, open elements
     uint64_t mk[MK_N]            # ... their state (MK_*)
+    bint words2                  # kind words2: the word trackers on
+    uint64_t w2[W2_N]            # ... their state (W2_*)
     uint32_t* rows               # rows: the row detector's state (NULL: off), ROW_WORDS words:
                                  # each context's last position and distance (ROW_SLOTS each),
                                  # the scored distances and their scores (PERIODS each), the
@@ -129,6 +156,7 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     c.text = text
     c.text_state[0] = c.text_state[1] = 0
     c.x86 = False
+    c.words2 = False
     return -1 if c.history == NULL or ctx_rows_init(c, rows) < 0 else 0
 
 
@@ -220,6 +248,106 @@ cdef inline void ctx_x86_init(Context* c, bint x86) noexcept nogil:
     """With x86 code contexts (after ``ctx_init``): the decoder on, before an opcode."""
     c.x86 = x86
     memset(c.x86s, 0, sizeof(c.x86s))
+cdef inline void ctx_words2_init(Context* c, bint on) noexcept nogil:
+    """With kind words2's contexts (after ``ctx_init``): its trackers on, zeroed."""
+    c.words2 = on
+    memset(c.w2, 0, sizeof(c.w2))
+
+
+cdef inline bint w2_punct(int b) noexcept nogil:
+    """Punctuation that ends a phrase: , ; : . ! ? ( ) [ ] { } and the double quote."""
+    return b == 44 or b == 59 or b == 58 or b == 46 or b == 33 or b == 63 or b == 40 or \
+        b == 41 or b == 91 or b == 93 or b == 123 or b == 125 or b == 34
+
+
+cdef inline void w2_token(uint64_t* w, uint64_t token) noexcept nogil:
+    w[W2_T3] = w[W2_T2]
+    w[W2_T2] = w[W2_T1]
+    w[W2_T1] = token
+
+
+cdef inline void ctx_words2(Context* c, uint8_t b) noexcept nogil:
+    """Kind words2's trackers (after ``c8`` took b, before the words move): tokens (crude
+    stems, numbers as one class), the words' places in the sentence and the line, the first
+    words of the sentence, the line and the line before, the open brackets and quotes, the
+    phrase since the last punctuation, the last capitalised word, the entity, the words'
+    case classes and lengths (``W2_*``)."""
+    cdef uint64_t* w = c.w2
+    cdef uint64_t folded = b | 0x20 if 65 <= b <= 90 else b, stem, n, spos, lpos, k
+    cdef uint64_t l1, l2, l3
+    cdef int cls, length = c.word_len
+    cdef bint upper = 65 <= b <= 90
+    if 97 <= folded <= 122 or b >= 128:  # a letter: the word's hashes before it, its case
+        w[W2_P + 2] = w[W2_P + 1]
+        w[W2_P + 1] = w[W2_P]
+        w[W2_P] = c.word0 if length else 0
+        if length == 0:
+            w[W2_CASE] = (w[W2_CASE] & ~(<uint64_t>3)) | upper | (upper << 1)
+        elif not upper:
+            w[W2_CASE] &= ~(<uint64_t>2)
+    elif length:  # a word ended: its stem, places, case class, length
+        l1 = ((c.c8 >> 8) & 0xFF) | 0x20
+        l2 = ((c.c8 >> 16) & 0xFF) | 0x20
+        l3 = ((c.c8 >> 24) & 0xFF) | 0x20
+        stem = c.word0
+        if length >= 5 and l3 == 105 and l2 == 110 and l1 == 103:  # -ing
+            stem = w[W2_P + 2]
+        elif length >= 4 and (l2 == 101 and l1 == 100 or l2 == 108 and l1 == 121):  # -ed -ly
+            stem = w[W2_P + 1]
+        elif length >= 3 and l1 == 115 and l2 != 115:  # -s, not -ss
+            stem = w[W2_P]
+        w2_token(w, stem)
+        spos = w[W2_POS] & 0xFF
+        lpos = (w[W2_POS] >> 8) & 0xFF
+        if spos == 0:
+            w[W2_SFIRST] = c.word0
+        if lpos == 0:
+            w[W2_LFIRST] = c.word0
+        w[W2_POS] = min(spos + 1, <uint64_t>255) | (min(lpos + 1, <uint64_t>255) << 8)
+        cls = 0
+        if w[W2_CASE] & 1:
+            cls = 2 if w[W2_CASE] & 2 and length > 1 else 1
+        w[W2_CASE] = (w[W2_CASE] & 0xFF) | ((((w[W2_CASE] >> 8) << 2) | cls) & 0xFF) << 8
+        if cls and spos:
+            w[W2_CAPW] = c.word0
+            w[W2_SINCE] = 0
+            w[W2_SINCEH] = 0
+        elif w[W2_SINCE] < 255:
+            w[W2_SINCE] += 1
+        w[W2_LENS] = ((w[W2_LENS] << 4) | min(<uint64_t>length, <uint64_t>15)) & 0xFFF
+        n = (w[W2_NEST] >> 40) & 0xFF
+        w[W2_NEST] = (w[W2_NEST] & 0xFFFFFFFFFFULL) | (min(n + 1, <uint64_t>255) << 40)
+    if 48 <= b <= 57:  # numbers: one token class
+        w[W2_DIGITS] += 1
+    elif w[W2_DIGITS]:
+        w[W2_DIGITS] = 0
+        w2_token(w, W2_NUMBER)
+    if b == 46 or b == 33 or b == 63:
+        w[W2_POS] &= ~(<uint64_t>0xFF)
+    if b == 10:
+        w[W2_PLFIRST] = w[W2_LFIRST]
+        w[W2_LFIRST] = 0
+        w[W2_POS] &= 0xFF
+    n = w[W2_NEST]
+    k = (n >> 32) & 0xFF
+    if b == 40 or b == 91 or b == 123 or b == 34 and (n & 0xFF) != 34:  # ( [ { " open
+        n = ((n << 8) & 0xFFFFFFFFULL) | b | (min(k + 1, <uint64_t>255) << 32)
+    elif (b == 41 or b == 93 or b == 125 or b == 34) and k:  # ) ] } " close
+        n = ((n & 0xFFFFFFFFULL) >> 8) | ((k - 1) << 32)
+        if k - 1 >= 4:
+            n |= <uint64_t>0x3F << 24  # deeper than four: the outer ones forgotten
+    w[W2_NEST] = n if n == w[W2_NEST] else n & 0xFFFFFFFFFFULL  # a change: no words since
+    if w2_punct(b):
+        w[W2_PHRASE] = b
+    else:
+        w[W2_PHRASE] = hash2(w[W2_PHRASE] + 0x50, 32 if b == 10 else folded)
+    w[W2_SINCEH] = hash2(w[W2_SINCEH] + 0x43, folded)
+    if b == 38:
+        w[W2_ENTITY] = 38
+    elif w[W2_ENTITY] and (97 <= folded <= 122 or 48 <= b <= 57 or b == 35):
+        w[W2_ENTITY] = hash2(w[W2_ENTITY], b)
+    else:
+        w[W2_ENTITY] = 0
 
 
 cdef inline bint mk_name_byte(int b) noexcept nogil:
@@ -425,6 +553,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     c.c8 = (c.c8 << 8) | b
     c.c1_index = x
     # words: letters (ASCII, case folded, and bytes >= 128 for UTF-8 text)
+    if c.words2:
+        ctx_words2(c, b)
     folded = b | 0x20 if 65 <= b <= 90 else b
     if 97 <= folded <= 122 or b >= 128:
         if c.word_len == 0:
@@ -507,6 +637,8 @@ cdef inline list ctx_fields(Context* c):
         out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
     if c.x86:
         out.append(("x86", F_BYTES, <size_t>&c.x86s[0], sizeof(c.x86s), True))
+    if c.words2:
+        out.append(("words2", F_BYTES, <size_t>&c.w2[0], sizeof(c.w2), True))
     if c.rows != NULL:
         out.append(("rows", F_BYTES, <size_t>c.rows, ROW_WORDS * sizeof(uint32_t), True))
     return out

@@ -57,7 +57,7 @@ from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END,
                                            Component, Cursor, build_fn)
 from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_fields, ctx_free,
                                          ctx_init, ctx_markup_init, ctx_record_length, ctx_update,
-                                         ctx_x86_init)
+                                         ctx_words2_init, ctx_x86_init)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
 from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT, F_LONG, field_read, field_write
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
@@ -66,7 +66,7 @@ from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
-                                       K_TEXT, K_WORD, MK_DEPTH_MAX, MM_MODES, N_KINDS)
+                                       K_TEXT, K_WORD, K_WORDS2, MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.rows cimport rows_build
 from seqzip._kernels.cm.match cimport MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build, mm_state
@@ -75,7 +75,7 @@ from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimi
                                        mixer_fields, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_train, optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET, SEL_X86,
-                                           selector_ids, selector_row, selector_rows)
+                                           SEL_WORDS2, selector_ids, selector_row, selector_rows)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
                                       post_memory, post_refine)
 from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
@@ -86,13 +86,12 @@ from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, squash
 build_tables()
 
 cdef enum:
-    MAX_INPUTS = 96
-    MAX_SETS = 8
-    MAX_MATCH = 2
+    MAX_INPUTS = 96, MAX_SETS = 8, MAX_MATCH = 2
 
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD, "rows": K_ROWS,
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
-         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP, "code": K_CODE}
+         "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP, "code": K_CODE,
+         "words2": K_WORDS2}
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes=4 * ROW_WORDS,
@@ -223,6 +222,7 @@ cdef class CMKernel(Kernel):
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
         ctx_x86_init(&self.ctx, any(k == K_CODE and 6 <= j <= 9 for k, j in spec.contexts) or
                      SEL_X86 in spec.selectors)
+        ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self._build_bank(spec)
         self.n_inputs = 1

@@ -9,8 +9,11 @@
 from libc.stdint cimport int64_t, uint64_t
 from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLAGS, MK_LINE,
                                          MK_MODE, MK_PROSE1, MK_PROSE2, MK_STACK, MK_STACK0, MK_STRIPPED,
-                                         MK_TAG, MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT,
-                                         Context, ctx_back, ctx_record_length, ctx_row_above,
+                                         MK_TAG, MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT, W2_CAPW,
+                                         W2_CASE, W2_ENTITY, W2_LENS, W2_LFIRST, W2_NEST,
+                                         W2_PHRASE, W2_PLFIRST, W2_POS, W2_SFIRST, W2_SINCE,
+                                         W2_SINCEH, W2_T1, W2_T2, W2_T3, Context, byte_class,
+                                         ctx_back, ctx_record_length, ctx_row_above,
                                          ctx_row_length)
 from seqzip._kernels.cm.tables cimport hash2
 from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
@@ -32,7 +35,8 @@ cdef enum:  # context kinds (the tags' ids)
     K_MARKUP = 10     # markup (bits): tags, attributes, open elements, lines, the text
     K_CODE = 11       # code (bits): machine code, 16-bit big-endian words and x86 (code_hash)
     K_ROWS = 12       # rows (bits): the bytes one and two rows above (the row detector)
-    N_KINDS = 13
+    K_WORDS2 = 13     # words2 (bits): stems, places in sentence and line, nesting, verse
+    N_KINDS = 14
 
 
 cdef inline uint64_t order_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -398,6 +402,85 @@ cdef inline uint64_t rows_hash(const Context* c, uint64_t tag, int j) noexcept n
     return hash2(tag, (a << 24) | (c.c8 & 0xFFFFFF))
 
 
+cdef inline uint64_t w2_word_above(const Context* c) noexcept nogil:
+    """The word (letters, case folded; up to 12 each way) at this column of the line
+    above, hashed (0: no such column)."""
+    cdef uint64_t column = c.pos - c.line_start, a, h = 0, b, k
+    if c.line_start <= c.prev_line_start or column >= c.line_start - c.prev_line_start:
+        return 0
+    a = c.prev_line_start + column
+    k = 0
+    while k < 12 and a > c.prev_line_start and \
+            byte_class(c.history[(a - 1) & c.history_mask]) == 0:
+        a -= 1
+        k += 1
+    for k in range(24):
+        if a >= c.line_start:
+            break
+        b = c.history[a & c.history_mask]
+        if byte_class(<int>b) != 0:
+            break
+        h = hash2(h + 0x41, b | 0x20 if 65 <= b <= 90 else b)
+        a += 1
+    return h + 1
+
+
+cdef inline uint64_t words2_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """Kind words2 (``ctx_words2``'s trackers), each with the current word (between
+    words the last two bytes): (0) the last two tokens (crude stems; a number is one class);
+    (1) the last token; (2) the two before it (the last skipped); (3) the word's place in
+    the sentence and in the line; (4) the sentence's first word and the place in it; (5) the
+    line above's first word and the place in the line; (6) the open brackets and quotes and
+    the words since the innermost; (7) the word at this column in the line above; (8) the
+    bytes since the last punctuation (no word: they include it); (9) the last capitalised
+    word and the words since; (10) the markup mode, tag and attribute and the entity so far;
+    (11) the case classes of the last four words and this one's; (12) the lengths of the
+    last three words; (13) the column and the bytes above and above-right; (14) the line's
+    first word and the previous word; (15) the bytes since the last capitalised word."""
+    cdef const uint64_t* w = c.w2
+    cdef uint64_t h = c.word0 if c.word_len else hash2(tag, (c.c8 & 0xFFFF) | 0x2020)
+    cdef uint64_t p = w[W2_POS], column, above
+    if j == 0:
+        return hash2(hash2(hash2(tag, h), w[W2_T1]), w[W2_T2])
+    if j == 1:
+        return hash2(hash2(tag, h), w[W2_T1])
+    if j == 2:
+        return hash2(hash2(hash2(tag, h), w[W2_T2]), w[W2_T3])
+    if j == 3:
+        return hash2(hash2(tag, h), min(p & 0xFF, <uint64_t>15) | min(p >> 8, <uint64_t>15) << 4)
+    if j == 4:
+        return hash2(hash2(hash2(tag, h), w[W2_SFIRST]), min(p & 0xFF, <uint64_t>15))
+    if j == 5:
+        return hash2(hash2(hash2(tag, h), w[W2_PLFIRST]), min(p >> 8, <uint64_t>15))
+    if j == 6:
+        return hash2(hash2(tag, h), (w[W2_NEST] & 0xFFFFFFFFFFULL) |
+                     min(w[W2_NEST] >> 40, <uint64_t>7) << 40)
+    if j == 7:
+        return hash2(hash2(tag, h), w2_word_above(c))
+    if j == 8:
+        return hash2(tag, w[W2_PHRASE])
+    if j == 9:
+        return hash2(hash2(hash2(tag, h), w[W2_CAPW]), min(w[W2_SINCE], <uint64_t>7))
+    if j == 10:
+        return hash2(hash2(hash2(hash2(hash2(tag, h), c.mk[MK_MODE] if c.markup else 9),
+                                c.mk[MK_TAG] if c.markup else 0),
+                          c.mk[MK_ATTR] if c.markup else 0), w[W2_ENTITY])
+    if j == 11:
+        return hash2(hash2(tag, h), w[W2_CASE] & 0xFF03)
+    if j == 12:
+        return hash2(hash2(tag, h), w[W2_LENS] | <uint64_t>min(c.word_len, 15) << 12)
+    if j == 13:
+        column = c.pos - c.line_start
+        above = 0
+        if c.line_start > c.prev_line_start and column + 1 < c.line_start - c.prev_line_start:
+            above = c.history[(c.prev_line_start + column) & c.history_mask] | \
+                c.history[(c.prev_line_start + column + 1) & c.history_mask] << 8
+        return hash2(hash2(tag, h), (above << 8) | min(column, <uint64_t>255))
+    if j == 14:
+        return hash2(hash2(hash2(tag, h), w[W2_LFIRST]), c.word1)
+    return hash2(tag, w[W2_SINCEH])
+
+
 cdef inline kind_hash kind_function(int kind) noexcept nogil:
     """The registration of the kinds: id -> function (NULL for an unknown id)."""
     if kind == K_ORDER:
@@ -426,6 +509,8 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
         return code_hash
     if kind == K_ROWS:
         return rows_hash
+    if kind == K_WORDS2:
+        return words2_hash
     return NULL
 
 

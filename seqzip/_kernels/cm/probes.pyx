@@ -10,7 +10,8 @@ from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport (Context, ctx_free, ctx_init, ctx_markup_init,
-                                         ctx_row_length, ctx_update, ctx_x86_init)
+                                         ctx_row_length, ctx_update, ctx_words2_init,
+                                         ctx_x86_init)
 from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
 from seqzip._kernels.cm.selectors cimport selector_row
@@ -92,15 +93,17 @@ cdef Context* _fresh_context(bint records, bint periods, bint text,
 
 
 def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
-                      bint text=False, bint markup=False, bint rows=False):
+                      bint text=False, bint markup=False, bint rows=False,
+                      bint words2=False):
     """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
     0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
-    text trackers, ``markup``: the markup trackers, ``rows``: the row detector): for tests
-    of the kinds' stability."""
+    text trackers, ``markup``: the markup trackers, ``rows``: the row detector, ``words2``:
+    kind words2's trackers): for tests of the kinds' stability."""
     cdef Context* c = _fresh_context(records, periods, text, rows)
     cdef kind_hash f
     ctx_markup_init(c, markup)
     ctx_x86_init(c, any(kind == K_CODE and 6 <= j <= 9 for kind, j in contexts))
+    ctx_words2_init(c, words2)
     try:
         for b in data:
             ctx_update(c, b, b)
@@ -148,10 +151,12 @@ def py_x86_states(bytes data):
 def py_selector_row(bytes data, int selector, int node=1):
     """The row a weight set with ``selector`` (an id of ``SELECTORS``; one that reads only
     the context state) takes after ``data`` (bytes of the alphabet 0..255) at ``node`` of the
-    next byte (its depth: node's bit length - 1), from a fresh context state."""
+    next byte (its depth: node's bit length - 1), from a fresh context state (kind
+    words2's trackers on)."""
     cdef Context* c = _fresh_context(False, False, False)
     cdef Cursor at
     ctx_x86_init(c, True)
+    ctx_words2_init(c, True)
     try:
         for b in data:
             ctx_update(c, b, b)

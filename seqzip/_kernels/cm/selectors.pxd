@@ -1,7 +1,7 @@
 # cython: language_level=3
 # The mixer's weight-set selectors: the small context that picks a set's row for each bit.
 from seqzip._kernels.cm.component cimport Cursor
-from seqzip._kernels.cm.context cimport Context, byte_class
+from seqzip._kernels.cm.context cimport W2_NEST, W2_POS, Context, byte_class
 from seqzip._kernels.cm.image cimport image_pixel_row
 from seqzip._kernels.cm.x86 cimport XG_DATA, XG_N, XS_LEFT, XS_OP, XS_STAGE
 from libc.stdint cimport uint64_t
@@ -22,7 +22,8 @@ cdef enum:
     SEL_CODE32 = 12      # 32-bit code: the same in the aligned 32-bit word
     SEL_PIXEL = 13       # the 1-bit image's pixels around this one (image.pxd)
     SEL_X86 = 14         # x86 code: the decoder's stage and operand bytes left (x86.pxd)
-    N_SELECTORS = 15
+    SEL_WORDS2 = 15      # the word's length, the last byte's kind, the word's place (words2)
+    N_SELECTORS = 16
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -31,7 +32,8 @@ cdef inline dict selector_ids():
     return {"node": SEL_NODE, "match": SEL_MATCH, "c1": SEL_C1, "order": SEL_ORDER,
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "code": SEL_CODE,
-            "code32": SEL_CODE32, "pixel": SEL_PIXEL, "x86": SEL_X86}
+            "code32": SEL_CODE32, "pixel": SEL_PIXEL, "x86": SEL_X86,
+            "words2": SEL_WORDS2}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -63,7 +65,24 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 512
     if sel == SEL_X86:
         return 64 << B
+    if sel == SEL_WORDS2:
+        return 8 * 4 * 4 * 8
     return 1
+
+
+cdef inline int words2_row(const Context* c) noexcept nogil:
+    """SEL_WORDS2's row without the depth (0..127): the word's length (0, 1, 2, 3, 4-5, 6-7,
+    8-11, 12 or more), the last byte's kind, and the word's place: first in its sentence,
+    inside brackets or quotes, first in its line, else (kind words2's trackers)."""
+    cdef int n = c.word_len, place = 3
+    n = n if n < 4 else 4 + (n >= 6) + (n >= 8) + (n >= 12)
+    if (c.w2[W2_POS] & 0xFF) == 0:
+        place = 0
+    elif (c.w2[W2_NEST] >> 32) & 0xFF:
+        place = 1
+    elif ((c.w2[W2_POS] >> 8) & 0xFF) == 0:
+        place = 2
+    return (n * 4 + byte_class(<int>(c.c8 & 0xFF))) * 4 + place
 
 
 cdef inline int code_row(const Context* c) noexcept nogil:
@@ -127,4 +146,6 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
         return image_pixel_row(at)
     if sel == SEL_X86:
         return x86_row(at.ctx) << at.B | at.node
+    if sel == SEL_WORDS2:
+        return words2_row(at.ctx) * 8 + depth
     return 0
