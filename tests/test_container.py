@@ -139,7 +139,7 @@ def as_version_3(stream: bytes) -> bytes:
 
 # cm's presets of ids beyond 9 (issue 20 and later: ``models.cm.PRESETS``), seed 1, on the
 # golden input x 20, coded by the preset itself (not its variant for binary data): preset id ->
-# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45), and in format 6 for the ids
+# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45, 14 for 46-60), and in format 6 for the ids
 # its four flag bits can name.
 GOLDEN_STREAMS_LATER = {
     ("cm", 10): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
@@ -154,6 +154,10 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 31): (68, "10c4b9812ff873237a2d4f27e0c3c1f6015193a717b62a8332e1a89b48953b49"),
     ("cm", 32): (68, "3626cc4112e6daf2a7467041329d810276df30b708e158b78b9b4ce1ac4b5071"),
     ("cm", 33): (68, "82ab1e2125d6810384bdaae0a85ccec871f8c77b4cae459e88f43116f3247e9b"),
+    # round five (format 14): levels 6, 9 and 1
+    ("cm", 46): (68, "c6fdcabcdf7dc30b45462745c641ad71f7d234e7cba86d112698e5c01a82b1e3"),
+    ("cm", 47): (68, "ecdcdbfdd2866ea05908a7d0c92cd919c2a7aaabbe62ba62ffb96dcbd2b1ed5f"),
+    ("cm", 48): (68, "ccbd1dd46505da8cebe7e07f685d9b2d80950968d7d6a240ec5826ac130cc82d"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -187,6 +191,20 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 39): (76, "6847a3bb73dfe985dd3fa87d2f095052de88b3e359835c84d2b932c1c19506a3"),
     ("cm", 40): (68, "7da0c160e4721b5502aa4b221449513bb7ed028d104f1c980d3c83353cac6f20"),
     ("cm", 41): (68, "07f771c7dfca54cd8f40d84c40ad273ea74d7a4d92c3fbf01782680a36eee873"),
+    # round five: binary data at levels 6, 9, 1; x86 code; 32-bit RISC code; 68000 code at 6
+    # and 9; bitmaps at 6
+    ("cm", 49): (72, "091243b20d9f903d27301fb03679bc8ca8533b657d9e579d9ceae957eb4a757b"),
+    ("cm", 50): (68, "13c10b333a3d2341ea43ed895844fa86f186f3ba3d92214162fe3f33687ac359"),
+    ("cm", 51): (72, "745af9f02673a6aefc06d494a327949e7233aa3649842da7e3445b451884e34c"),
+    ("cm", 52): (68, "77ddbfc5036806b9ee2b2ef3a627690349c2a939cad54c7c8d894de0cb71b84b"),
+    ("cm", 53): (68, "61ed7bfcc1468f2bb5ff25f1466a58ac4122a5b56c2737a1cf989a74517c83f2"),
+    ("cm", 54): (72, "2cf81c8912da407b08f78f6d9e40a8773196ee2c22f533822d2f5d675e4f85bf"),
+    ("cm", 55): (68, "97d904836b36fbc94e7aebf56bb9eea5ca5df3f8b3b98211e4ab6764b5c17501"),
+    ("cm", 56): (68, "08deb9ad9e69abd66f90a0b026213bb4161ee12cd2d9074bfce5fd0dc8702f67"),
+    ("cm", 57): (72, "ad67853d61af1a20f8f787d59e1e33d7b4a983c544ae0e5adc65052879046420"),
+    ("cm", 58): (68, "76204aa061ec0e8f586032dad70c8a1bce42cd500e90b2311fcb92170885365b"),
+    ("cm", 59): (68, "867a31327ff48da571d0506cd08f763f03cc5466578e1f25c03911a9cfbe35ae"),
+    ("cm", 60): (72, "55ff826303d5cddf8415071da97cb8da002c4d14edd4b60131d1daaaa07803b5"),
 }
 
 
@@ -297,7 +315,9 @@ PRESETS_SHA256_LATER = {
            (22, 23, 24, 25, 26, 27, 28, 29, 30):
                "8627dc5d22b898a8d6d6c7ce900d84074276ea92b470d79aaf1386c62555601b",
            tuple(range(31, 42)):
-               "7e72dbeaa89844da85c5440f71a28de0ce482b8142dccbef13d65a6efddebff8"},
+               "7e72dbeaa89844da85c5440f71a28de0ce482b8142dccbef13d65a6efddebff8",
+           tuple(range(46, 61)):
+               "af20b24bec13fe9ff4896b9a3b2a799d8502d14f7d596ebf9c1c2436ba4a2f83"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
