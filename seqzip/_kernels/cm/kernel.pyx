@@ -176,16 +176,17 @@ cdef class CMKernel(Kernel):
 
     def __dealloc__(self):
         cdef int i
-        ctx_free(&self.ctx)
-        for i in range(self.n_bank):
-            if self.bank[i].state != NULL:
-                self.bank[i].free(self.bank[i].state)
-        gate_free(&self.gate)
-        for i in range(MAX_SETS):
-            mixer_free(&self.sets[i])
-        mixer_free(&self.final)
-        apm_free(&self.apm)
-        sse_free(&self.sse)
+        with nogil:  # returning hundreds of MB of touched pages takes milliseconds
+            ctx_free(&self.ctx)
+            for i in range(self.n_bank):
+                if self.bank[i].state != NULL:
+                    self.bank[i].free(self.bank[i].state)
+            gate_free(&self.gate)
+            for i in range(MAX_SETS):
+                mixer_free(&self.sets[i])
+            mixer_free(&self.final)
+            apm_free(&self.apm)
+            sse_free(&self.sse)
 
     def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None):
         cdef int i, k, A = len(alphabet)
@@ -228,13 +229,15 @@ cdef class CMKernel(Kernel):
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
-        final_init(&self.sse, &self.apm, spec.apm, spec.apm_rate, getattr(spec, "sse", 0), A,
-                   self.B)  # the APMs and sse's stages (sse.pxd)
+        cdef int apm = spec.apm, apm_rate = spec.apm_rate, sse = getattr(spec, "sse", 0), status
+        with nogil:  # the APMs' and sse's tables (millions of cells), the first page touches
+            status = final_init(&self.sse, &self.apm, apm, apm_rate, sse, A, self.B)
+            status = status if status < 0 else self._begin_symbol()
+        if status < 0:
+            raise MemoryError()
         self.symbols_seen = 0
         self.fields = self._all_fields()
         self.light = [f for f in self.fields if not f[4]]
-        if self._begin_symbol() < 0:
-            raise MemoryError()
 
     cdef int _add(self, build_fn build, spec, arg=None, int index=0) except -1:
         """One component of the bank (its inputs follow the previous one's)."""
