@@ -420,13 +420,16 @@ def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A
 # ---------------------------------------------------------------- the shared step
 
 # run() holds the interpreter while it codes (it calls the coder's Python objects for every
-# symbol), so it lets it go now and then: every YIELD_SYMBOLS symbols it reads a monotonic
-# clock and, when twice the interpreter's switch interval (sys.getswitchinterval(), 5 ms by
-# default) of work has passed since the last time, releases and retakes the GIL.  The pause
-# must outlast the switch interval: a thread waiting for the GIL asks for it only when its
-# wait of one interval times out, and only then does the release hand it over (a release
-# that comes sooner wakes it, retakes the lock first and restarts its wait: it would starve).
-# This changes no arithmetic.
+# symbol), so it lets it go now and then: every YIELD_SYMBOLS symbols (every symbol in bit
+# mode) it reads a monotonic clock and, when twice the interpreter's switch interval
+# (sys.getswitchinterval(), 5 ms by default) of work has passed since the last time, releases
+# and retakes the GIL.  The pause must outlast the switch interval: a thread waiting for the
+# GIL asks for it only when its wait of one interval times out, and only then does the
+# release hand it over (a release that comes sooner wakes it, retakes the lock first and
+# restarts its wait: it would starve).  A bit-mode symbol costs microseconds but not always:
+# cm's first symbols touch its tables' fresh pages (the kernel zeroes each huge page of
+# 2 MiB on its first write), and 32 of them took 90-230 ms of CPU on a loaded machine; a read
+# of the clock (~20 ns) per symbol bounds the wait by one symbol.  This changes no arithmetic.
 cdef enum:
     YIELD_SYMBOLS = 32
 
@@ -475,6 +478,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef object probs_array = None, model, code = None
     cdef long long last_yield = _now_ns(), now
     cdef long long yield_ns = <long long>(2e9 * sys.getswitchinterval())
+    cdef Py_ssize_t yield_mask = 0 if bits else YIELD_SYMBOLS - 1
     global _symbols_done
     if direction == ENCODE:
         code = coder.encode
@@ -546,7 +550,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 raise ValueError(f"decoded symbol {symbol} outside the alphabet")
             symbols[i] = symbol
         _symbols_done += 1
-        if (i & (YIELD_SYMBOLS - 1)) == YIELD_SYMBOLS - 1:
+        if (i & yield_mask) == yield_mask:
             now = _now_ns()
             if now - last_yield >= yield_ns:
                 with nogil:  # a thread waiting for the interpreter takes it here

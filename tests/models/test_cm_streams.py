@@ -224,8 +224,15 @@ LATER = {
 }
 
 
-@pytest.mark.parametrize("preset_id", [pytest.param(i, marks=pytest.mark.slow) if level == 9
-                                       else i for i, (level, _) in sorted(LATER.items())])
+# CI keeps the presets of today's levels 1 and 6 (ids 48 and 46); the superseded presets and
+# the level-9 ones (10-160 s each on the loaded machine; level 9's streams are pinned in CI by
+# test_header_v8's goldens) run with ``-m long``.
+_LATER_IN_CI = (46, 48)
+
+
+@pytest.mark.parametrize("preset_id", [i if i in _LATER_IN_CI else
+                                       pytest.param(i, marks=pytest.mark.long)
+                                       for i in sorted(LATER)])
 def test_generated_costs_of_the_later_presets(preset_id):
     level, digest = LATER[preset_id]
     got = [cost_digest(corpora.generate(name, PREFIX, seed=0).data, level,
@@ -237,7 +244,8 @@ def test_each_level_preset_today_is_pinned():
     assert {i for i in CMConfig.PRESET_IDS.values()} <= set(LATER)
 
 
-LEVELS = [pytest.param(v, marks=pytest.mark.slow) if v >= 7 else v for v in range(1, 10)]
+# levels 7-9 (the mLSTM: 50-110 s each on the loaded machine) run with ``-m long``; CI keeps 1-6
+LEVELS = [pytest.param(v, marks=pytest.mark.long) if v >= 7 else v for v in range(1, 10)]
 
 
 @pytest.mark.parametrize("level", LEVELS)

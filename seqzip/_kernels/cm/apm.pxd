@@ -5,6 +5,7 @@
 cimport cython
 from libc.stdint cimport uint16_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from seqzip._kernels.cm.field cimport F_BYTES
 from seqzip._kernels.cm.slots cimport prefetch
 from seqzip._kernels.cm.tables cimport squash
@@ -26,14 +27,19 @@ cdef struct Apm:
 
 
 cdef inline int apm_init_stage(Apm* a, int i, int contexts) noexcept nogil:
+    """Stage i with ``contexts`` rows, each the identity (bin j holds squash((j - 16) / 2)):
+    one row computed, then copied to the others (2^16 rows take a copy of 4 MB, not 2 million
+    squashes).  -1 when out of memory."""
     cdef int c, j
+    cdef uint16_t* row
     a.contexts[i] = contexts
-    a.table[i] = <uint16_t*>malloc(contexts * APM_BINS * sizeof(uint16_t))
-    if a.table[i] == NULL:
+    a.table[i] = row = <uint16_t*>malloc(contexts * APM_BINS * sizeof(uint16_t))
+    if row == NULL:
         return -1
-    for c in range(contexts):
-        for j in range(APM_BINS):
-            a.table[i][c * APM_BINS + j] = <uint16_t>(squash((j - 16) * 0.5) * 65535.0)
+    for j in range(APM_BINS):
+        row[j] = <uint16_t>(squash((j - 16) * 0.5) * 65535.0)
+    for c in range(1, contexts):
+        memcpy(row + c * APM_BINS, row, APM_BINS * sizeof(uint16_t))
     return 0
 
 

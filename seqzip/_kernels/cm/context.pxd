@@ -134,7 +134,7 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     """The state at a stream's start (``rows``: with the row detector); -1 when out of
     memory (``ctx_free`` frees what was allocated)."""
     c.history_mask = (<uint64_t>1 << history_bits) - 1
-    c.history = <uint8_t*>big_calloc(c.history_mask + 1)
+    c.history = <uint8_t*>big_calloc(c.history_mask + 1, 0)
     c.pos = 0
     c.c8 = 0
     c.c1_index = 0

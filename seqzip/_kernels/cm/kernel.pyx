@@ -175,17 +175,18 @@ cdef class CMKernel(Kernel):
 
     def __dealloc__(self):
         cdef int i
-        ctx_free(&self.ctx)
-        for i in range(self.n_bank):
-            if self.bank[i].state != NULL:
-                self.bank[i].free(self.bank[i].state)
-        gate_free(&self.gate)
-        for i in range(MAX_SETS):
-            mixer_free(&self.sets[i])
-        mixer_free(&self.final)
-        apm_free(&self.apm)
-        sse_free(&self.sse)
-        post_free(&self.post)
+        with nogil:  # returning hundreds of MB of touched pages takes milliseconds
+            ctx_free(&self.ctx)
+            for i in range(self.n_bank):
+                if self.bank[i].state != NULL:
+                    self.bank[i].free(self.bank[i].state)
+            gate_free(&self.gate)
+            for i in range(MAX_SETS):
+                mixer_free(&self.sets[i])
+            mixer_free(&self.final)
+            apm_free(&self.apm)
+            sse_free(&self.sse)
+            post_free(&self.post)
 
     def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None):
         cdef int i, k, A = len(alphabet)
@@ -197,15 +198,12 @@ cdef class CMKernel(Kernel):
             self.B += 1
         for i in range(A):
             self.to_byte[i] = alphabet[i]
-        self.iface.alphabet_size = A
-        self.iface.mode = BIT_MODE
-        self.iface.bits = self.B
+        self.iface.alphabet_size, self.iface.mode, self.iface.bits = A, BIT_MODE, self.B
         self.iface.predict, self.iface.predict_bit = _cm_predict, _cm_predict_bit
         self.iface.update_bit = _cm_update_bit  # plain C: no lock taken (``_core.pxd``)
         # groups of at most 4 bits, the short one first (B = 7: 3 + 4)
         k = self.B - 4 * ((self.B - 1) // 4)
-        self.group_bits[0] = k
-        self.n_groups = 1
+        self.group_bits[0], self.n_groups = k, 1
         while k < self.B:
             self.group_bits[self.n_groups] = 4
             self.n_groups += 1
@@ -231,14 +229,16 @@ cdef class CMKernel(Kernel):
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
-        final_init(&self.sse, &self.apm, spec.apm, spec.apm_rate, getattr(spec, "sse", 0), A,
-                   self.B)  # the APMs and sse's stages (sse.pxd)
+        cdef int apm = spec.apm, apm_rate = spec.apm_rate, sse = getattr(spec, "sse", 0), status
+        with nogil:  # the APMs' and sse's tables (millions of cells), the first page touches
+            status = final_init(&self.sse, &self.apm, apm, apm_rate, sse, A, self.B)
+            status = status if status < 0 else self._begin_symbol()
+        if status < 0:
+            raise MemoryError()
         post_init(&self.post, getattr(spec, "post", 0), self.n_inputs)  # the last mix
         self.symbols_seen = 0
         self.fields = self._all_fields()
         self.light = [f for f in self.fields if not f[4]]
-        if self._begin_symbol() < 0:
-            raise MemoryError()
 
     cdef int _add(self, build_fn build, spec, arg=None, int index=0) except -1:
         """One component of the bank (its inputs follow the previous one's)."""

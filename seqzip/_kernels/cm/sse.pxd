@@ -8,6 +8,7 @@
 cimport cython
 from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
 from seqzip._kernels.cm.apm cimport (APM_BINS, MAX_APM, Apm, apm_init_stage, apm_learn,
                                      apm_position, apm_prefetch, apm_refine)
 from seqzip._kernels.cm.component cimport Cursor
@@ -60,17 +61,21 @@ cdef struct Sse:
 
 
 cdef inline int final_init(Sse* s, Apm* a, int apm, int apm_rate, int mask, int A,
-                           int B) except -1:
+                           int B) noexcept nogil:
     """The APM's stages (the node, order 1, hashed orders 2 and 3, the match state), then
-    sse's (mask 0: none)."""
+    sse's (mask 0: none).  Plain C (the kernel builds them without the interpreter lock);
+    -1 when out of memory (``sse_free`` and ``apm_free`` free what was allocated)."""
     cdef int i
+    cdef int rows[5]
     a.n, a.rate = apm, apm_rate
     s.hashed = 0xFFFF if mask & SSE_WIDE else 0x3FFF
+    rows[0], rows[1], rows[4] = 1 << B, A << B, 48 << B
+    rows[2] = rows[3] = s.hashed + 1
     for i in range(apm):
-        if apm_init_stage(a, i, (1 << B, A << B, s.hashed + 1, s.hashed + 1, 48 << B)[i]) < 0:
-            raise MemoryError()
+        if apm_init_stage(a, i, rows[i]) < 0:
+            return -1
     if mask and sse_init(s, a, mask) < 0:
-        raise MemoryError()
+        return -1
     return 0
 
 
@@ -115,8 +120,7 @@ cdef inline int sse_init(Sse* s, Apm* a, int mask) noexcept nogil:
             s.count[i] = <uint8_t*>malloc(k)
             if s.count[i] == NULL:
                 return -1
-            for j in range(k):
-                s.count[i][j] = SSE_COUNT_START
+            memset(s.count[i], SSE_COUNT_START, k)
     s.n_in = 2 + n_all
     s.p = 0.5
     if mask & SSE_MIX:
