@@ -194,13 +194,13 @@ GOLDEN_STREAMS_VARIANTS = {
     # round five: binary data at levels 6, 9, 1; x86 code; 32-bit RISC code; 68000 code at 6
     # and 9; bitmaps at 6
     ("cm", 49): (72, "091243b20d9f903d27301fb03679bc8ca8533b657d9e579d9ceae957eb4a757b"),
-    ("cm", 50): (68, "13c10b333a3d2341ea43ed895844fa86f186f3ba3d92214162fe3f33687ac359"),
+    ("cm", 50): (68, "1816f217a0226226ca36779898da1d1a0212a64afa1f51259100c4da0d5432da"),
     ("cm", 51): (72, "745af9f02673a6aefc06d494a327949e7233aa3649842da7e3445b451884e34c"),
     ("cm", 52): (68, "77ddbfc5036806b9ee2b2ef3a627690349c2a939cad54c7c8d894de0cb71b84b"),
-    ("cm", 53): (68, "61ed7bfcc1468f2bb5ff25f1466a58ac4122a5b56c2737a1cf989a74517c83f2"),
+    ("cm", 53): (68, "93381a6be2194202a47817aebbca1bbc5a2712d6420104637c011318de6ab43e"),
     ("cm", 54): (72, "2cf81c8912da407b08f78f6d9e40a8773196ee2c22f533822d2f5d675e4f85bf"),
     ("cm", 55): (68, "97d904836b36fbc94e7aebf56bb9eea5ca5df3f8b3b98211e4ab6764b5c17501"),
-    ("cm", 56): (68, "08deb9ad9e69abd66f90a0b026213bb4161ee12cd2d9074bfce5fd0dc8702f67"),
+    ("cm", 56): (68, "2d7de684ffd221fe58a035bace8c4e15ca3e33749fa3d201b6247f5874c881d7"),
     ("cm", 57): (72, "ad67853d61af1a20f8f787d59e1e33d7b4a983c544ae0e5adc65052879046420"),
     ("cm", 58): (68, "76204aa061ec0e8f586032dad70c8a1bce42cd500e90b2311fcb92170885365b"),
     ("cm", 59): (68, "867a31327ff48da571d0506cd08f763f03cc5466578e1f25c03911a9cfbe35ae"),
@@ -317,7 +317,7 @@ PRESETS_SHA256_LATER = {
            tuple(range(31, 42)):
                "7e72dbeaa89844da85c5440f71a28de0ce482b8142dccbef13d65a6efddebff8",
            tuple(range(46, 61)):
-               "af20b24bec13fe9ff4896b9a3b2a799d8502d14f7d596ebf9c1c2436ba4a2f83"},
+               "c3a3dcd75847d70f2b88e72c5b914d463f97fa7f3aaeeca1dec732b56038c8fe"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -634,18 +634,18 @@ PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VAR
 # Issue 20, round five (format 14 names ids 46-60): the text presets take kind words2's
 # contexts (0xA38C in place of the aligned contexts at levels 6 and 9, and of the column ones
 # at 9, with the words2 weight set there; the phrase alone at level 1) and at 6 and 9 the last
-# mix (post 10); level 9's mLSTM has 64 units, not 96 (text +0.05% for 1.6x the speed) and its
-# binary variant none (it gained 0 to -0.2%); every binary variant of 6 and 9 and level 1's
-# takes the last mix (post 30); x86 and 32-bit RISC code have variants of their own (code
-# contexts 6-9 and the x86 weight set; 10-12 and code32).  Each variant is written as the
-# older preset it extends (``_LIKE_5``: base id -> the fields it has).
+# mix (post 10); level 9's mLSTM has 64 units, not 96 (text +0.05% for 1.6x the speed; its
+# binary variants keep 96: without one kennedy.xls was 3.7% larger); every binary variant of
+# levels 6, 9 and 1 takes the last mix (post 30); x86 and 32-bit RISC code have variants of
+# their own (code contexts 6-9 and the x86 weight set; 10-12 and code32).  Each variant is
+# written as the older preset it extends (``_LIKE_5``: base id -> the fields it has).
 _W5 = dict(aligned=0, words2=0xA38C, post=10)
 PRESETS.update({46: dict(PRESETS[31], **_W5),
                 47: dict(PRESETS[32], **_W5, columns=0, sets=_SETS + ",words2",
                          network_config=network_config("mlstm", hidden=64)),
                 48: dict(PRESETS[33], words2=0x100)})
 _B6, _B1 = dict(PRESETS[34], post=30), dict(PRESETS[36], post=30)
-_B9 = dict(PRESETS[35], post=30, network="", network_config="")
+_B9 = dict(PRESETS[35], post=30)
 _X86, _RISC = dict(code=960, sets="x86" + _SETS[4:]), dict(code=7168, sets="code32" + _SETS[4:])
 _LIKE_5 = {49: (46, _B6), 50: (47, _B9), 51: (48, _B1),
            52: (46, dict(_B6, **_X86)), 53: (47, dict(_B9, **_X86, text=0)),
