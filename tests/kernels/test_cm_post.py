@@ -15,16 +15,7 @@ from seqzip._kernels.cm import py_squash, py_stretch
 from seqzip.models.cm import CMConfig, CMModel
 from tests.helpers import canterbury_file
 from tests.kernels.test_cm import kernel
-
-TEXT = b"the cat sat on the mat; the dog sat on the log. " * 20 + \
-    b"a cat is not a dog, and a dog is not a log.\n" * 10
-
-
-def compress(data: bytes, **fields) -> bytes:
-    config = CMConfig(**dict(dict(orders="2,3,4", table_bits=16, history_bits=16), **fields))
-    out = io.BytesIO()
-    seqzip.compress_file(io.BytesIO(data), out, model="cm", config=config)
-    return out.getvalue()
+from tests.kernels.test_cm_runs import TEXT, compress  # a small text, a small cm config
 
 
 def test_bounds_are_refused():
