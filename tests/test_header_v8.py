@@ -320,7 +320,6 @@ def _bad_headers():
          "canonical"),
         ("version 8, preset 61 (none)", forge(0x10, b"\x01\x3d" + top), "config"),
         ("preset 46 spelled in version 8", forge(0x10, b"\x01\x2e" + top), "canonical"),
-        ("version 14, preset 60 (none)", forge(15 | 0x10, top, 14), "config"),
         ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
     ]
 

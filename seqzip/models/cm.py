@@ -35,8 +35,8 @@ SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
 class CMSpec:
     """A config as the kernel takes it: parsed and checked once (``CMConfig.spec``).
 
-        >>> CMConfig.for_level(1).spec.contexts  # orders 2-4 and two word contexts
-        ((0, 2), (0, 3), (0, 4), (1, 0), (1, 1))
+        >>> CMConfig.for_level(1).spec.contexts  # orders 2-4, two word contexts, the phrase
+        ((0, 2), (0, 3), (0, 4), (1, 0), (1, 1), (13, 8))
     """
     contexts: tuple[tuple[int, int], ...]  # (kind id, parameter), in input order
     matches: tuple[int, ...]  # minimum lengths of the match models
@@ -302,7 +302,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(31) == CMConfig.for_level(6) != CMConfig.for_preset_id(27)
+            >>> CMConfig.for_preset_id(46) == CMConfig.for_level(6) != CMConfig.for_preset_id(31)
             True
         """
         if preset_id not in PRESETS:
@@ -449,9 +449,9 @@ RISC_WORDS = (0x9DE3, 0x81C7, 0xE008, 0x81C3, 0x81E8, 0x03E0, 0x27BD, 0xAFBF, 0x
 
 
 def elf_machine(head: bytes) -> int:
-    """The machine an ELF file's header names (0: not an ELF header).
+    r"""The machine an ELF file's header names (0: not an ELF header).
 
-        >>> elf_machine(bytes.fromhex("7f454c46020101") + bytes(11) + b"\x01\x00\x3e\x00")
+        >>> elf_machine(bytes.fromhex("7f454c46020101") + bytes(9) + b"\x01\x00\x3e\x00")
         62
     """
     if len(head) < 20 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
