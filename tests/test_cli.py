@@ -479,6 +479,14 @@ def wait_for_temporary(directory, timeout=20):
     raise AssertionError("no temporary output appeared")
 
 
+def _default_signals():
+    """The signals' default actions in the child, whatever the test run inherited: a suite
+    started under nohup, or as a background job of a shell without job control, ignores
+    SIGHUP or SIGINT, and seqzip (as gzip does) leaves an ignored signal ignored."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum, threads", [
     (signal.SIGTERM, "1"), (signal.SIGHUP, "1"), (signal.SIGINT, "1"), (signal.SIGKILL, "1"),
     (signal.SIGTERM, "2"), (signal.SIGHUP, "2"),
@@ -487,7 +495,7 @@ def test_signals_leave_no_temporary_or_partial_file(tmp_path, signum, threads):
     path, flags = slow_job(tmp_path, size=150_000)  # -T 2: two pieces on two workers
     original = path.read_bytes()
     process = subprocess.Popen([sys.executable, "-m", "seqzip.cli", *flags, "-T", threads,
-                                str(path)], stderr=subprocess.PIPE)
+                                str(path)], stderr=subprocess.PIPE, preexec_fn=_default_signals)
     wait_for_temporary(tmp_path)
     time.sleep(0.3)  # into the coding
     process.send_signal(signum)
