@@ -15,7 +15,7 @@ from seqzip._kernels.cm import py_squash, py_stretch
 from seqzip.models.cm import CMConfig, CMModel
 from tests.helpers import canterbury_file
 from tests.kernels.test_cm import kernel
-from tests.kernels.test_cm_runs import TEXT, compress  # a small text, a small cm config
+from tests.kernels.test_cm_runs import TEXT, compress, refused_then_restored
 
 
 def test_bounds_are_refused():
@@ -93,22 +93,10 @@ def test_state_restores_mid_symbol_and_bad_states_are_refused():
     a.update_bit(1)
     state = a.get_state()
     n = len(a.mixer_inputs()) + 1
-    for name, value in (("post.selected", np.array(3)),
-                        ("post.w", np.full(n, np.nan)),
-                        ("post.y", np.full(n, np.inf))):
-        bad = dict(state)
-        bad[name] = value.view(np.uint8) if value.ndim else value
-        with pytest.raises(ValueError, match=name.replace(".", r"\.")):
-            b.set_state(bad)
-    b.set_state(state)
-    for depth in range(1, 8):
-        assert a.predict_bit() == b.predict_bit()
-        a.update_bit(0)
-        b.update_bit(0)
-    for x in TEXT[1500:2500]:
-        assert a.predict_bit() == b.predict_bit()
-        a.update(x)
-        b.update(x)
+    refused_then_restored(a, b, state, (
+        ("post.selected", np.array(3), r"post\.selected"),
+        ("post.w", np.full(n, np.nan), r"post\.w"),
+        ("post.y", np.full(n, np.inf), r"post\.y")))
 
 
 def test_memory_bounded_and_default_leaves_the_state_alone():

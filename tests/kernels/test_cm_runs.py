@@ -113,11 +113,19 @@ def test_state_restores_mid_symbol_and_bad_states_are_refused():
     a.predict_bit()
     a.update_bit(0)  # inside a symbol: the live contexts and the maps' indices matter
     state = a.get_state()
-    for name, value, what in (("runs.where", np.full(48, 2 ** 31, "=u4"), "runs.where"),
-                              ("runs0.index", np.array(10 ** 6), "runs0.index"),
-                              ("runs.n_live", np.array(99), "runs.n_live"),
-                              ("runs.live", np.full(48, 200, "u1"), "runs.live"),
-                              ("runs1.n", np.full(4096, 5000, "=u2"), "runs1.n")):
+    refused_then_restored(a, b, state, (
+        ("runs.where", np.full(48, 2 ** 31, "=u4"), "runs.where"),
+        ("runs0.index", np.array(10 ** 6), "runs0.index"),
+        ("runs.n_live", np.array(99), "runs.n_live"),
+        ("runs.live", np.full(48, 200, "u1"), "runs.live"),
+        ("runs1.n", np.full(4096, 5000, "=u2"), "runs1.n")))
+
+
+def refused_then_restored(a, b, state, bad_fields):
+    """Kernel ``b`` refuses ``state`` with each (name, value, message) of ``bad_fields`` put
+    in, then takes ``state`` (kernel ``a``'s, one bit into a symbol) and codes on exactly as
+    ``a``: the symbol finished the same way in both (as 0), then 1,000 bytes of TEXT."""
+    for name, value, what in bad_fields:
         bad = dict(state)
         bad[name] = value.view(np.uint8) if value.ndim else value
         with pytest.raises(ValueError, match=what):
