@@ -106,7 +106,7 @@ def as_version_4(stream: bytes) -> bytes:
     """A stream rewritten as format 4 wrote it: the same fields and payloads under the
     fixed-size header and frame heads (checksums recomputed)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (6, 8, 10, 12, 14)
+    assert header.version in (6, 8, 10, 12, 14, 16)
     config = header.config
     if config[0] == 0:  # a custom config: format 4 stored its JSON array
         spec = seqzip.api.spec_for_header(header)

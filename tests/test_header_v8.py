@@ -181,12 +181,12 @@ def test_any_header_round_trips(model_id, level, seed, length, frame_size, value
 
 
 @pytest.mark.parametrize("dictionary", [False, True])
-def test_a_preset_of_id_16_to_60_is_version_10_12_or_14_at_no_cost_in_bytes(dictionary):
-    """Versions 10-15: 8 and 9 for a preset id of 16-30, 31-45 and 46-60 (the flags' level
-    bits, the id less 15, 30 or 45); the version follows from the config, so each header has one
+def test_a_preset_of_id_16_to_75_is_version_10_12_14_or_16_at_no_cost_in_bytes(dictionary):
+    """Versions 10-17: 8 and 9 for a preset id of 16-30, 31-45, 46-60 and 61-75 (the flags'
+    level bits, the id less 15, 30, 45 or 60); the version follows from the config, so each header has one
     spelling."""
     extra = dict(dictionary=bytes(range(16))) if dictionary else {}
-    for preset_id in range(1, 61):
+    for preset_id in range(1, 76):
         h = StreamHeader(CM, bytes([preset_id]), 0, 4096, container.DEFAULT_FRAME,
                          bytes(range(123)), 1, 8 + dictionary, **extra)
         assert h.version == 8 + 2 * ((preset_id - 1) // 15) + dictionary
@@ -199,8 +199,9 @@ def test_a_preset_of_id_16_to_60_is_version_10_12_or_14_at_no_cost_in_bytes(dict
     assert StreamHeader(CM, b"\x11", 0, 1, 8, b"a", 0, 8).version == 10
     assert StreamHeader(CM, b"\x2d", 0, 1, 8, b"a", 0, 10).version == 12
     assert StreamHeader(CM, b"\x2e", 0, 1, 8, b"a", 0, 8).version == 14
+    assert StreamHeader(CM, b"\x3d", 0, 1, 8, b"a", 0, 14).version == 16
     # an id above the bands is spelled in full, in version 8
-    assert StreamHeader(CM, b"\x3d", 0, 1, 8, b"a", 0, 14).version == 8
+    assert StreamHeader(CM, b"\x4c", 0, 1, 8, b"a", 0, 16).version == 8
 
 
 def test_an_alphabet_or_a_crc_without_data_is_refused():
@@ -318,7 +319,7 @@ def _bad_headers():
         ("preset 31 spelled in version 8", forge(0x10, b"\x01\x1f" + top), "canonical"),
         ("version 12 with its config spelled", forge(0x10, b"\x01\x1f" + top, 12),
          "canonical"),
-        ("version 8, preset 61 (none)", forge(0x10, b"\x01\x3d" + top), "config"),
+        ("version 8, preset 76 (none)", forge(0x10, b"\x01\x4c" + top), "config"),
         ("preset 46 spelled in version 8", forge(0x10, b"\x01\x2e" + top), "canonical"),
         ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
     ]
@@ -378,9 +379,9 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed = bytearray(cm_preset_10(TEXT))
-    packed[4] = 16  # band 4 (preset ids 61-75): not yet read
+    packed[4] = 18  # band 5 (preset ids 76-90): not yet read
     with pytest.raises(seqzip.UnsupportedVersionError,
-                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15$"):
+                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17$"):
         seqzip.decompress(bytes(packed))
 
 
