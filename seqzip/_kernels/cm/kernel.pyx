@@ -85,9 +85,6 @@ from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, squash
 
 build_tables()
 
-cdef enum:
-    MAX_INPUTS = 96, MAX_SETS = 8, MAX_MATCH = 2
-
 KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECORD, "rows": K_ROWS,
          "indirect": K_INDIRECT, "column": K_COLUMN, "text": K_TEXT, "aligned": K_ALIGNED,
          "aligned16": K_ALIGNED16, "numeric": K_NUMERIC, "markup": K_MARKUP, "code": K_CODE,
@@ -131,48 +128,6 @@ cdef class CMKernel(Kernel):
         network: a symbol-mode kernel with features (an online network): an input, and its
             state gates one weight set.  None for no network.
     """
-    # alphabet and the symbol being coded
-    cdef int A, B, n_groups
-    cdef int group_bits[8]
-    cdef uint8_t to_byte[256]
-    cdef Cursor at                         # the node, depth and node in the group
-    cdef int group, group_left
-    cdef int forced                        # the current bit is forced (0 or 1), or -1
-    # the shared context state and the bank of experts (components)
-    cdef Context ctx
-    cdef int n_bank
-    cdef Component bank[MAX_COMPONENTS]
-    cdef Contexts* cx                      # the context models (bank[0]: selectors, state)
-    cdef int image                         # the 1-bit image expert follows them (image=1, 2)
-    cdef bint samples                      # then the numeric-sample expert (samples=1)
-    cdef int n_match, runs                 # runs: the run information's place, or -1
-    cdef MatchModel* match[MAX_MATCH]      # the match models (selectors, APM, inspection)
-    cdef list owned                        # symbol experts (and the network, last)
-    cdef bint has_network
-    cdef ModelInterface network            # the network's interface (its features)
-    # mixer
-    cdef int n_inputs
-    cdef double inputs[MAX_INPUTS]
-    cdef int n_sets
-    cdef int selector[MAX_SETS]
-    cdef Mixer sets[MAX_SETS]
-    cdef Optimiser opt
-    cdef int gate_set                      # index of the gated set, or -1
-    cdef Gate gate
-    cdef int net_pattern                   # signs of the network's first six units
-    cdef bint layer2
-    cdef Mixer final
-    cdef double y2[MAX_SETS + 1]           # the second layer's inputs
-    cdef double rate, rate2, gate_rate
-    # secondary estimation
-    cdef Apm apm
-    cdef Sse sse                           # sse > 0: counts, a learned mix, more stages
-    cdef Post post                         # the last mix (post > 0)
-    cdef double p_mix, p_final
-    cdef readonly long symbols_seen
-    cdef list fields                       # every field of the state (``field.pxd``)
-    cdef list light                        # ... those in save points
-
     def __dealloc__(self):
         cdef int i
         with nogil:  # returning hundreds of MB of touched pages takes milliseconds
@@ -337,7 +292,7 @@ cdef class CMKernel(Kernel):
 
     # ------------------------------------------------------------ per bit
 
-    cdef inline int _match_state(self) noexcept nogil:
+    cdef int _match_state(self) noexcept nogil:
         return mm_state(self.match[0], self.B, self.at.depth) if self.n_match else 0
 
     cdef int c_predict_bit(self) noexcept:
