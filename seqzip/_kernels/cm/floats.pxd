@@ -132,12 +132,13 @@ cdef inline double _lms(const Floats* m, const Context* c, uint64_t back, int f,
     return p
 
 
-cdef inline int _bits(uint64_t v) noexcept nogil:
-    cdef int n = 0
-    while v:
-        v >>= 1
-        n += 1
-    return n
+cdef extern from *:
+    """
+    static inline int seqzip_float_bits(unsigned long long v) {
+        return v ? 64 - __builtin_clzll(v) : 0;
+    }
+    """
+    int _bits "seqzip_float_bits"(unsigned long long v) noexcept nogil  # v's bit length
 
 
 cdef inline int _clamp(int64_t d) noexcept nogil:
