@@ -20,6 +20,12 @@
 # format: the sign and exponent byte by the previous sample's and the node, the fraction's
 # lower bytes by the exponent's change (known big-endian, predicted little-endian), whether
 # the previous sample's byte there was 0 and the node.  No libm: powers of two from their bits.
+# Measured (body bytes, floats off -> the file's format; stand-ins, not the held-out file):
+# IBM geo-like traces (102 KB) level 1 (51) -3.0%, level 6 (49) -0.63%, level 9 (50, with or
+# without its mLSTM) -0.63%; smoother IBM traces -7.0%, -2.2%, -2.2%; SEG-Y-like with
+# correlated traces -4.7%, -2.1%, -2.1%; an AR(2) float32 little-endian -3.8%, -3.4%, -3.4%;
+# CPU +34% at level 1 (the mixer's 6 more inputs), +6-10% at level 6.  With it, the integer
+# sample expert (samples=1) adds nothing on these (geo-like 29,154 without, 29,150 with).
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
