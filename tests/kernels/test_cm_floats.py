@@ -191,3 +191,12 @@ def test_profile_lanes_follow_the_offsets_across_reads():
         profile = _scan_profile(src)[1]
         assert (profile.lanes == lane_counts(data)).all()
         assert float_kind(profile) == "floats1"
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("SEQZIP_CORPORA"), reason="no corpora")
+def test_detector_says_none_on_the_canterbury_files():
+    import os
+    root = os.path.join(os.environ["SEQZIP_CORPORA"], "canterbury")
+    for name in sorted(os.listdir(root)):
+        with open(os.path.join(root, name), "rb") as f:
+            assert float_formats(lane_counts(f.read())) == 0, name
