@@ -258,10 +258,12 @@ class DataProfile:
     """What a model family may choose a variant by (``coding_config``): how often each byte
     value occurs and how often each big-endian 16-bit word occurs at an even offset, counted
     over the whole input as it is scanned (integers: the same choice on every machine), and
-    its first ``HEAD`` bytes (a file format's header: an ELF file's machine)."""
+    its first ``HEAD`` bytes (a file format's header: an ELF file's machine), and how often
+    each byte value occurs at the offsets 4k + j (32-bit samples' lanes: models.float_kind)."""
     counts: np.ndarray  # (256,) int64
     words: np.ndarray  # (65536,) int64
     head: bytes = b""
+    lanes: np.ndarray | None = None  # (4, 256) int64
 
     @property
     def alphabet(self) -> bytes:
@@ -283,18 +285,22 @@ def _scan_profile(src: IO[bytes]) -> tuple[int, DataProfile, int]:
     """Length, :class:`DataProfile` and CRC-32 of everything ``src`` yields."""
     counts = np.zeros(256, dtype=np.int64)
     words = np.zeros(1 << 16, dtype=np.int64)
+    lanes = np.zeros((4, 256), dtype=np.int64)
     length, crc, odd, head = 0, 0, b"", b""
     while chunk := src.read(CHUNK * 16):
         if len(head) < HEAD:
             head += chunk[:HEAD - len(head)]
         counts += np.bincount(np.frombuffer(chunk, dtype=np.uint8), minlength=256)
+        for j in range(4):
+            lanes[(length + j) % 4] += np.bincount(np.frombuffer(chunk, dtype=np.uint8)[j::4],
+                                                   minlength=256)
         length += len(chunk)
         crc = zlib.crc32(chunk, crc)
         even = odd + chunk  # a read may end at an odd offset: its last byte starts a word
         odd = even[len(even) & ~1:]
         words += np.bincount(np.frombuffer(even[:len(even) & ~1], dtype=">u2"),
                              minlength=1 << 16)
-    return length, DataProfile(counts, words, head), crc
+    return length, DataProfile(counts, words, head, lanes), crc
 
 
 def _scan(src: IO[bytes]) -> tuple[int, bytes, int]:

@@ -61,6 +61,7 @@ class CMSpec:
     sse: int = 0  # the final stage's newer behaviours (CMConfig.sse)
     runs: int = 0  # run information's inputs, a bit mask (runs.pxd)
     post: int = 0  # the last mix's rate x 100000 (post.pxd; 0: none)
+    floats: int = 0  # the float-sample expert's formats, a bit mask (floats.pxd)
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ class CMConfig:
     # books, cp.html -0.74%, fields.c -0.72%, XML -1.53% (+9% CPU); level 6 0xA38C in place
     # of the aligned contexts -0.42% alice29.txt, XML -1.65% (+5% CPU); level 1 0x100 (the
     # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
-
+    floats: int = 0  # float samples' expert (floats.pxd), formats: 1 IBM, 2 IEEE BE, 4 IEEE LE
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
     # first round; the image expert; round two; the code contexts; round four: the mixer's
@@ -190,8 +191,8 @@ class CMConfig:
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
-                                               "post", "words2")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1)
+                                               "post", "words2", "floats")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -258,6 +259,7 @@ class CMConfig:
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
             n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
+            LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
             (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
@@ -274,7 +276,7 @@ class CMConfig:
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
-                      post=self.post)
+                      post=self.post, floats=self.floats)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -352,6 +354,7 @@ class CMConfig:
             8 * (A + 6 * (2 << B)) + (1 << 16) + (self.record == 2) * 8 * 4096 + \
             LIMITS["image_bytes"][self.image] + \
             self.samples * LIMITS["sample_maps"] * 6 * LIMITS["sample_size"] + \
+            bin(self.floats).count("1") * LIMITS["float_bytes"] + \
             (self.markup > 0) * 8 * 19 + (self.words2 > 0) * 8 * 19 + \
             (self.rows > 0) * LIMITS["row_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \

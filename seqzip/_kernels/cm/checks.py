@@ -27,6 +27,7 @@ CONFIG_BOUNDS = {
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
     "samples": (0, 1), "runs": (0, 31),  # runs: a bit mask of its inputs (runs.pxd)
+    "floats": (0, 7),  # a bit mask of the float expert's formats (floats.pxd)
     "post": (0, 1000),  # the last mix's rate x 100000 (post.pxd)
     "rows": (0, 4095),  # bit masks of the row contexts (0-7) and the row maps (8-11)
     "table_bits": (10, 26), "history_bits": (10, 26),
@@ -296,6 +297,15 @@ def check_samples(L: dict, v: dict, raw: dict):
         pred = np.frombuffer(raw["samples.pred"], dtype="=i8")
         if ((pred < 0) | (pred >= 1 << 32)).any():
             _fail("samples.pred", "holds a prediction outside 0..2^32 - 1")
+    for f in range(3):  # the float expert's formats (floats.pxd): tables as above, its
+        for i in (i for i in range(16) if f"floats{f}.{i}.n" in raw):  # words 32-bit
+            size = _below(raw, f"floats{f}.{i}.n", "=u2", L["sm_limit"] + 1).size
+            if not 0 <= v[f"floats{f}.{i}.index"] < size:
+                _fail(f"floats{f}.{i}.index", f"is outside its table of {size}")
+        if f"floats{f}.pred" in raw:
+            pred = np.frombuffer(raw[f"floats{f}.pred"], dtype="=i8")
+            if ((pred < 0) | (pred >= 1 << 32)).any():
+                _fail(f"floats{f}.pred", "holds a word outside 0..2^32 - 1")
 
 
 def check_rows(L: dict, v: dict, raw: dict):

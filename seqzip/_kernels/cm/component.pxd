@@ -18,7 +18,7 @@ from libc.stdint cimport uint8_t
 from seqzip._kernels.cm.context cimport Context
 
 cdef enum:
-    MAX_COMPONENTS = 8
+    MAX_COMPONENTS = 10
 
 cdef enum:  # walk events (``Kernel.c_predict``: the bit tree walked without learning)
     WALK_BEGIN = 0   # keep what the walk moves

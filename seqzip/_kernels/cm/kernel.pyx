@@ -68,6 +68,7 @@ from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
                                        K_TEXT, K_WORD, K_WORDS2, MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
+from seqzip._kernels.cm.floats cimport FLOAT_BYTES, FLOAT_MAPS, floats_build
 from seqzip._kernels.cm.rows cimport rows_build
 from seqzip._kernels.cm.match cimport MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build, mm_state
 from seqzip._kernels.cm.runs cimport runs_build, runs_layout
@@ -94,7 +95,8 @@ OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes=4 * ROW_WORDS,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
               image_maps=IMAGE_MAPS, sample_maps=SAMPLE_MAPS, sample_size=SAMPLE_SIZE,
-              image_bytes=(0, image_bytes(IMAGE_MAPS), image_bytes(2 * IMAGE_MAPS)))
+              image_bytes=(0, image_bytes(IMAGE_MAPS), image_bytes(2 * IMAGE_MAPS)),
+              float_maps=FLOAT_MAPS, float_bytes=FLOAT_BYTES)
 # what ``checks.check_spec`` checks a spec against besides the config's bounds
 SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
                    gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
@@ -215,6 +217,8 @@ cdef class CMKernel(Kernel):
         self.samples = getattr(spec, "samples", False)
         if self.samples:
             self._add(samples_build, spec)
+        if getattr(spec, "floats", 0):  # the float-sample expert (floats.pxd)
+            self._add(floats_build, spec)
         if getattr(spec, "row_maps", 0):
             self._add(rows_build, spec)
         self.n_match = len(spec.matches)

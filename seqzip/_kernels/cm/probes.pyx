@@ -3,7 +3,7 @@
 squash and stretch, the StateMap rule, one mixer row's step, the context kinds' hashes (each
 a ``py_`` wrapper of its .pxd); a kernel's interface run without the interpreter lock."""
 import numpy as np
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free
 
 from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
@@ -16,6 +16,7 @@ from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash,
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
 from seqzip._kernels.cm.selectors cimport selector_row
 from seqzip._kernels.cm.x86 cimport X86_N
+from seqzip._kernels.cm.floats cimport float_encode, float_key, float_value, ibm_normal
 from seqzip._kernels.cm.tables cimport (MAX_STATES, N_STATES, STATE_LAST, STATE_N0, STATE_N1,
                                         STATE_NEXT, StateMap, build_tables, sm_init_states,
                                         sm_learn, squash, stretch_p)
@@ -130,6 +131,13 @@ def py_row_length(bytes data, bint records=True, bint periods=True):
     finally:
         ctx_free(c)
         free(c)
+
+
+def py_float_codec(uint32_t w, double v, int f):
+    """The float expert's word functions (floats.pxd) for format f (0 IBM, 1 and 2 IEEE):
+    word ``w``'s value, its order-preserving key and its IBM normal form, and the word of
+    value ``v``."""
+    return float_value(w, f), float_key(w), ibm_normal(w), float_encode(v, f)
 
 
 def py_x86_states(bytes data):
