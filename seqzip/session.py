@@ -259,7 +259,7 @@ class DataProfile:
     value occurs and how often each big-endian 16-bit word occurs at an even offset, counted
     over the whole input as it is scanned (integers: the same choice on every machine), and
     its first ``HEAD`` bytes (a file format's header: an ELF file's machine), and how often
-    each byte value occurs at the offsets 4k + j (32-bit samples' lanes: models.float_kind)."""
+    each byte value occurs at the offsets 4k + j (32-bit samples' lanes: models.detect)."""
     counts: np.ndarray  # (256,) int64
     words: np.ndarray  # (65536,) int64
     head: bytes = b""

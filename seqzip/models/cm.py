@@ -23,6 +23,8 @@ from .._kernels.cm import (CONFIG_BOUNDS, KINDS, LIMITS, MIN_MATCH, OPTIMIZERS, 
                            CMKernel)
 from .base import (Model, check_range, config_from_bytes, config_to_bytes, preset,
                    preset_by_id)
+from .detect import (ELF_RISC, ELF_X86, M68K_WORDS, RISC_WORDS, X86_WORDS,  # noqa: F401
+                     code_kind, data_kinds, elf_machine, looks_like_68000, looks_like_bitmap)
 from .experts import experts_memory, make_experts, parse_experts
 
 NETWORKS = ("", "glnn", "mlstm")
@@ -379,11 +381,6 @@ class CMConfig:
 BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0, aligned16=0,
                       samples=0, columns=0, experts="", network="", network_config="", image=2,
                       sets="pixel,c1,match", eps=100.0, decay=0.99995, apm_rate=4)
-# bytes (of 256 values) whose eight pixels hold at most two changes (00111000, 11111110 ...)
-_SMOOTH = [b not in (0, 255) and bin((b ^ (b >> 1)) & 0x7F).count("1") <= 2
-           for b in range(256)]
-
-
 def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
     """Bytes the final stage's newer behaviours allocate (``CMConfig.sse``): 2^16 rows of 33
     bins per extra stage, a byte per cell with counts, the mix's weights."""
@@ -393,124 +390,6 @@ def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
                   (extra << 16))
     mix = 8 * (2 + apm + extra) if sse & 2 else 0
     return 2 * 33 * (extra << 16) + (sse & 1) * cells + mix
-
-
-def looks_like_bitmap(counts) -> bool:
-    """Whether data with ``counts[b]`` bytes of each value ``b`` looks like a 1-bit image:
-    at least half its bytes blank (0x00 or 0xFF) and nine in ten of the others with at most
-    two changes among their eight pixels (a scanned page is long runs; text, code and tables
-    are not: of random bytes 23% are so).  Integers only: the same answer everywhere.
-
-        >>> counts = [0] * 256
-        >>> counts[0], counts[0x0F], counts[0xF0], counts[0x41] = 900, 40, 40, 5
-        >>> looks_like_bitmap(counts), looks_like_bitmap([1] * 256)
-        (True, False)
-    """
-    counts = [int(c) for c in counts]
-    n = sum(counts)
-    other = n - counts[0] - counts[255]
-    smooth = sum(c for c, s in zip(counts, _SMOOTH) if s)
-    return n > 0 and 2 * other <= n and 10 * smooth >= 9 * other
-
-
-# 68000 instruction words that compiled code is full of: RTS, LINK A6, UNLK A6, JSR abs.l,
-# JSR d16(A5) (the Macintosh jump table), MOVEM.L to and from the stack, JSR d16(PC)
-M68K_WORDS = (0x4E75, 0x4E56, 0x4E5E, 0x4EB9, 0x4EAD, 0x48E7, 0x4CDF, 0x4EBA)
-
-
-def looks_like_68000(words) -> bool:
-    """Whether data with ``words[w]`` big-endian 16-bit words ``w`` at even offsets looks
-    like 68000 code: at least one of ``M68K_WORDS`` per KiB (and 8 in all).  Measured
-    (benchmarks/code_contexts.py): 11.3 per KiB in 99 KB of 68000 objects, 0.00-0.02 in an
-    x86-64 object, sum (SPARC), kennedy.xls, ptt5 and the Canterbury texts.
-
-        >>> words = [0] * 65536
-        >>> words[0x4E75], words[0x1234] = 40, 10_000
-        >>> looks_like_68000(words), looks_like_68000([1] * 65536)
-        (True, False)
-    """
-    words = np.asarray(words, dtype=np.int64)
-    n = 2 * int(words.sum())  # bytes in whole words
-    hits = int(words[list(M68K_WORDS)].sum())
-    return hits >= 8 and hits * 1024 >= n
-
-
-# ELF files' machines (e_machine, in the header's byte order): x86 (3: Intel 80386, 62:
-# x86-64) and 32-bit big-endian RISC (2, 18, 43: SPARC; 8: MIPS; 20, 21: PowerPC)
-ELF_X86 = (3, 62)
-ELF_RISC = (2, 8, 18, 20, 21, 43)
-# Byte pairs compiled x86 code is full of (at even offsets, so half of those in the data):
-# REX.W MOV/LEA/ADD/TEST, MOV to and from [rbp+d8] and [rsp+d8], NOP 0F 1F, Jcc rel32,
-# MOVZX, SUB/ADD ESP, POP EBP + RET, RET + NOP, XOR EAX EAX, TEST EAX EAX
-X86_WORDS = (0x488B, 0x4889, 0x4883, 0x488D, 0x4C8B, 0x4C89, 0x0F1F, 0x0F84, 0x0F85, 0x0FB6,
-             0x8B45, 0x8945, 0x83EC, 0x83C4, 0x5DC3, 0x8B44, 0x8944, 0x8D76, 0xC390, 0x4885,
-             0x31C0, 0x85C0)
-# the first halves of SPARC's SAVE, RET (81C7 E008), RETL, RESTORE; MIPS's JR RA, ADDIU SP,
-# SW RA, LW RA; PowerPC's BLR, MFLR/MTLR R0, STWU R1, ADDI R1
-RISC_WORDS = (0x9DE3, 0x81C7, 0xE008, 0x81C3, 0x81E8, 0x03E0, 0x27BD, 0xAFBF, 0x8FBF, 0x4E80,
-              0x7C08, 0x9421, 0x3821)
-
-
-def elf_machine(head: bytes) -> int:
-    r"""The machine an ELF file's header names (0: not an ELF header).
-
-        >>> elf_machine(bytes.fromhex("7f454c46020101") + bytes(9) + b"\x01\x00\x3e\x00")
-        62
-    """
-    if len(head) < 20 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
-        return 0
-    return int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
-
-
-def _per_kib(words, table, per_kib: int) -> bool:
-    """At least ``per_kib`` of the words ``table`` names per KiB (and 16 in all)."""
-    words = np.asarray(words, dtype=np.int64)
-    hits = int(words[list(table)].sum())
-    return hits >= 16 and hits * 1024 >= per_kib * 2 * int(words.sum())
-
-
-def code_kind(profile) -> str:
-    """"x86", "risc" or "" for data with ``profile``: by the ELF header's machine, or for
-    data without one by the instruction pairs per KiB (x86: 4, ``X86_WORDS``; RISC: 1,
-    ``RISC_WORDS``).  Measured: x86-64 objects and executables 26-32 x86 pairs per KiB, sum
-    (SPARC) 2.0 RISC words per KiB; kennedy.xls, ptt5, the texts and samples at most 0.05
-    and 0.38 (68000 objects 0.05 and 0.02).
-
-        >>> import io
-        >>> from seqzip.session import _scan_profile
-        >>> code_kind(_scan_profile(io.BytesIO(bytes.fromhex("4889e5488b45f8c390") * 64))[1])
-        'x86'
-        >>> code_kind(_scan_profile(io.BytesIO(bytes.fromhex("81c7e00881e80000") * 64))[1])
-        'risc'
-        >>> code_kind(_scan_profile(io.BytesIO(bytes(1000)))[1])
-        ''
-    """
-    machine = elf_machine(getattr(profile, "head", b""))
-    if machine:
-        return "x86" if machine in ELF_X86 else "risc" if machine in ELF_RISC and \
-            profile.head[5] == 2 else ""
-    if _per_kib(profile.words, X86_WORDS, 4):
-        return "x86"
-    return "risc" if _per_kib(profile.words, RISC_WORDS, 1) else ""
-
-
-def data_kinds(profile) -> tuple[str, ...]:
-    """The kinds of ``CMConfig.DATA_VARIANTS`` that binary data with ``profile`` (None: not
-    known) is, most specific first; "binary" is every such data's.
-
-        >>> import io
-        >>> from seqzip.session import _scan_profile
-        >>> data_kinds(_scan_profile(io.BytesIO(b"\\x00\\xff" * 100))[1]), data_kinds(None)
-        (('bitmap', 'binary'), ('binary',))
-    """
-    if profile is None:
-        return ("binary",)
-    if looks_like_bitmap(profile.counts):
-        return ("bitmap", "binary")
-    if looks_like_68000(profile.words):
-        return ("m68k", "binary")
-    code = code_kind(profile)
-    return (code, "binary") if code else ("binary",)
 
 
 def _network_class(name: str):

@@ -2,7 +2,7 @@
 plain-Python decoders of IBM hexadecimal and IEEE (struct) floats, the order-preserving key
 monotonic on crafted words, round trips of every format bit on empty, short, random and float
 data, deterministic streams, the state restored mid-symbol and bad states and bounds refused,
-memory counted, and the detector (models.float_kind) on crafted samples."""
+memory counted, and the detector (models.detect) on crafted samples."""
 import dataclasses
 import io
 import math
@@ -15,7 +15,7 @@ import pytest
 import seqzip
 from seqzip._kernels.cm import LIMITS, py_float_codec
 from seqzip.models.cm import CMConfig, CMModel
-from seqzip.models.float_kind import float_formats, float_kind, lane_counts
+from seqzip.models.detect import float_formats, float_kind, lane_counts
 from tests.kernels.test_cm import kernel
 from tests.kernels.test_cm_runs import TEXT, feed_one, refused_then_restored
 
