@@ -61,6 +61,7 @@ class CMSpec:
     sse: int = 0  # the final stage's newer behaviours (CMConfig.sse)
     runs: int = 0  # run information's inputs, a bit mask (runs.pxd)
     post: int = 0  # the last mix's rate x 100000 (post.pxd; 0: none)
+    post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,12 @@ class CMConfig:
     # books, cp.html -0.74%, fields.c -0.72%, XML -1.53% (+9% CPU); level 6 0xA38C in place
     # of the aligned contexts -0.42% alice29.txt, XML -1.65% (+5% CPU); level 1 0x100 (the
     # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
+    post_mode: int = 0  # the last mix's structure (post.pxd), a bit mask: (0) its inputs are
+    # the final stage's and mixer's log-odds, the weight sets' and the APM/SSE stages'
+    # outputs, not the mixer's inputs; (1-2) its row by 1 the bit's depth, 2 the match
+    # state, 3 the order-1 byte's top 3 bits; (3) the mixer's QDH step at rate post / 1000;
+    # (4) a rate 16x as high at the start, decaying to post's; (5) two mixes (rates 1x, 4x)
+    # averaged; (6) with (0), the mixer's inputs too
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -190,8 +197,8 @@ class CMConfig:
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
-                                               "post", "words2")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1)
+                                               "post", "words2", "post_mode")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -274,7 +281,7 @@ class CMConfig:
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
-                      post=self.post)
+                      post=self.post, post_mode=self.post_mode)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -357,7 +364,8 @@ class CMConfig:
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
-            (self.post > 0) * 4 * 8 * (n_inputs + 1)
+            _post_memory(self.post, self.post_mode, n_inputs, len(self.spec.selectors),
+                         self.apm, self.sse)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128; the last mix (post.pxd)
         total += experts_memory(self.experts, A)
@@ -379,6 +387,17 @@ BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0
 # bytes (of 256 values) whose eight pixels hold at most two changes (00111000, 11111110 ...)
 _SMOOTH = [b not in (0, 255) and bin((b ^ (b >> 1)) & 0x7F).count("1") <= 2
            for b in range(256)]
+
+
+def _post_memory(post: int, mode: int, n_inputs: int, n_sets: int, apm: int, sse: int) -> int:
+    """Bytes the last mix allocates (post.pxd): its inputs, and 3 doubles per weight of each
+    row (of each of its two mixes with post_mode bit 5)."""
+    if not post:
+        return 0
+    n = 3 + n_sets + apm + (bin(sse & 60).count("1") + (sse >> 1 & 1) if sse else 0) + \
+        (mode >> 6 & 1) * n_inputs if mode & 1 else n_inputs + 1
+    rows = (1, 8, 48, 8)[mode >> 1 & 3]
+    return 8 * n + 3 * 8 * rows * n * (2 if mode & 32 else 1)
 
 
 def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
