@@ -189,9 +189,11 @@ class CMConfig:
     # averaged; (6) with (0), the mixer's inputs too.  Measured (body bytes, against each
     # preset's post): 65 (the stages' outputs and the inputs) at level 6 alice29.txt -0.03%,
     # fields.c -0.18%, book -0.12%, mime XML -0.39%, wiki XML -0.08%; binary variant 49
-    # kennedy.xls -1.40%, sum -0.42%, x86 52 ctw.o -0.58%; level 1 binary 51 kennedy.xls
-    # -1.74%, sum -0.31%.  1 alone (cheaper) loses on text and sum; rows (1-2) and QDH (3)
-    # lose everywhere measured; 97 (65 + two mixes) sum at level 9 -0.79%, kennedy.xls -0.55%
+    # kennedy.xls -1.40%, sum -0.42%, ptt5 -0.34%, x86 52 ctw.o -0.58%; level 9's binary 50
+    # (no network) kennedy.xls -1.09%, sum -0.37%, its text 47 0 to -0.07%; level 1 binary
+    # 51 kennedy.xls -1.74%, sum -0.31%; CPU as post's own (+-3%).  1 alone (cheaper) loses
+    # on text, sum and ptt5; rows (1-2) and QDH (3) lose everywhere measured; 97 (65 and two
+    # mixes) level 9 sum -0.79%, kennedy.xls -0.19%
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
