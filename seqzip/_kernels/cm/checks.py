@@ -29,6 +29,7 @@ CONFIG_BOUNDS = {
     "samples": (0, 1), "runs": (0, 31),  # runs: a bit mask of its inputs (runs.pxd)
     "floats": (0, 7),  # a bit mask of the float expert's formats (floats.pxd)
     "post": (0, 1000),  # the last mix's rate x 100000 (post.pxd)
+    "post_mode": (0, 127),  # a bit mask (post.pxd's PM_MASK)
     "rows": (0, 4095),  # bit masks of the row contexts (0-7) and the row maps (8-11)
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
@@ -182,16 +183,21 @@ def check_mixer(L: dict, v: dict, raw: dict):
     mixers = [(f"set{i}", rows) for i, rows in enumerate(L["set_rows"])]
     if L["final_rows"]:
         mixers.append(("final", L["final_rows"]))
-    if "post.selected" in v:  # the last mix (post.pxd): one row
-        mixers.append(("post", 1))
+    mixers = [(name, rows, qdh, adam) for name, rows in mixers]
+    if "post.selected" in v:  # the last mix (post.pxd): its rows, one or two mixes, its step
+        mode = L["post_mode"]
+        mixers += [(name, (1, 8, 48, 8)[mode >> 1 & 3], bool(mode & 8), False)
+                   for name in ("post", "post2") if f"{name}.selected" in v]
         _finite(raw, "post.y")
-    for name, rows in mixers:
+        if "post.boost" in raw:  # the rate's extra (post_mode bit 4)
+            _finite(raw, "post.boost", nonnegative=True)
+    for name, rows, qdh_step, adam_step in mixers:
         _int(v, f"{name}.selected", 0, rows - 1)
         _float(v, f"{name}.dot", -16.0, 16.0)
         _float(v, f"{name}.p", 0.0, 1.0)
         _finite(raw, f"{name}.w")
-        _finite(raw, f"{name}.hd", nonnegative=qdh)
-        _finite(raw, f"{name}.hc", nonnegative=adam)
+        _finite(raw, f"{name}.hd", nonnegative=qdh_step)
+        _finite(raw, f"{name}.hc", nonnegative=adam_step)
     if not L["final_rows"]:
         _int(v, "final.selected", 0, 0)
         _float(v, "final.dot", -16.0, 16.0)

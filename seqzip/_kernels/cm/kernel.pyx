@@ -192,7 +192,7 @@ cdef class CMKernel(Kernel):
             status = status if status < 0 else self._begin_symbol()
         if status < 0:
             raise MemoryError()
-        post_init(&self.post, getattr(spec, "post", 0), self.n_inputs)  # the last mix
+        post_init(&self.post, spec, self.n_inputs, self.n_sets, &self.apm, &self.sse)
         self.symbols_seen = 0
         self.fields = self._all_fields()
         self.light = [f for f in self.fields if not f[4]]
@@ -352,7 +352,7 @@ cdef class CMKernel(Kernel):
         if self.apm.n or self.sse.mask:
             self.apm.ctx[4] = (match_state << self.B) | node
             p = sse_refine(&self.sse, &self.apm, p, dot)
-        self.p_final = p = post_refine(&self.post, p, x)
+        self.p_final = p = post_refine(&self.post, p, x, dot, self.sets, &self.at, match_state)
         k = <int>(p * 65536.0 + 0.5)
         if k < 16:
             k = 16
@@ -609,7 +609,7 @@ cdef class CMKernel(Kernel):
                 "sm_limit": SM_LIMIT, "match_sm": 2 * MATCH_BUCKETS, "match_max": MATCH_MAX,
                 "apm_bins": APM_BINS, "max_record": RECORD_MAX, "net_patterns": NET_PATTERNS,
                 "sse": [self.sse.x.contexts[i] for i in range(self.sse.x.n)],
-                "sse_mix": self.sse.w != NULL,
+                "sse_mix": self.sse.w != NULL, "post_mode": self.post.mode,
                 "markup": (MM_MODES, MK_DEPTH_MAX),
                 "image_maps": image_layout(self.bank[1].state) if self.image else [],
                 "sample_maps": SAMPLE_MAPS if self.samples else 0, "sample_size": SAMPLE_SIZE,
