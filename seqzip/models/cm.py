@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._kernels.cm import (CONFIG_BOUNDS, KINDS, LIMITS, MIN_MATCH, OPTIMIZERS, SELECTORS,
-                           CMKernel)
+                           CMKernel, post_bytes)
 from .base import (Model, check_range, config_from_bytes, config_to_bytes, preset,
                    preset_by_id)
 from .detect import (ELF_RISC, ELF_X86, M68K_WORDS, RISC_WORDS, X86_WORDS,  # noqa: F401
@@ -185,19 +185,7 @@ class CMConfig:
     # of the aligned contexts -0.42% alice29.txt, XML -1.65% (+5% CPU); level 1 0x100 (the
     # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
     floats: int = 0  # float samples' expert (floats.pxd), formats: 1 IBM, 2 IEEE BE, 4 IEEE LE
-    post_mode: int = 0  # the last mix's structure (post.pxd), a bit mask: (0) its inputs are
-    # the final stage's and mixer's log-odds, the weight sets' and the APM/SSE stages'
-    # outputs, not the mixer's inputs; (1-2) its row by 1 the bit's depth, 2 the match
-    # state, 3 the order-1 byte's top 3 bits; (3) the mixer's QDH step at rate post / 1000;
-    # (4) a rate 16x as high at the start, decaying to post's; (5) two mixes (rates 1x, 4x)
-    # averaged; (6) with (0), the mixer's inputs too.  Measured (body bytes, against each
-    # preset's post): 65 (the stages' outputs and the inputs) at level 6 alice29.txt -0.03%,
-    # fields.c -0.18%, book -0.12%, mime XML -0.39%, wiki XML -0.08%; binary variant 49
-    # kennedy.xls -1.40%, sum -0.42%, ptt5 -0.34%, x86 52 ctw.o -0.58%; level 9's binary 50
-    # (no network) kennedy.xls -1.09%, sum -0.37%, its text 47 0 to -0.07%; level 1 binary
-    # 51 kennedy.xls -1.74%, sum -0.31%; CPU as post's own (+-3%).  1 alone (cheaper) loses
-    # on text, sum and ptt5; rows (1-2) and QDH (3) lose everywhere measured; 97 (65 and two
-    # mixes) level 9 sum -0.79%, kennedy.xls -0.19%
+    post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd; measured: README)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -377,8 +365,7 @@ class CMConfig:
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
-            _post_memory(self.post, self.post_mode, n_inputs, len(self.spec.selectors),
-                         self.apm, self.sse)
+            post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128; the last mix (post.pxd)
         total += experts_memory(self.experts, A)
@@ -397,17 +384,6 @@ class CMConfig:
 BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0, aligned16=0,
                       samples=0, columns=0, experts="", network="", network_config="", image=2,
                       sets="pixel,c1,match", eps=100.0, decay=0.99995, apm_rate=4)
-
-
-def _post_memory(post: int, mode: int, n_inputs: int, n_sets: int, apm: int, sse: int) -> int:
-    """Bytes the last mix allocates (post.pxd): its inputs, and 3 doubles per weight of each
-    row (of each of its two mixes with post_mode bit 5)."""
-    if not post:
-        return 0
-    n = 3 + n_sets + apm + (bin(sse & 60).count("1") + (sse >> 1 & 1) if sse else 0) + \
-        (mode >> 6 & 1) * n_inputs if mode & 1 else n_inputs + 1
-    rows = (1, 8, 48, 8)[mode >> 1 & 3]
-    return 8 * n + 3 * 8 * rows * n * (2 if mode & 32 else 1)
 
 
 def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:

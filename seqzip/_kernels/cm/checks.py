@@ -39,6 +39,18 @@ CONFIG_BOUNDS = {
     "sse": (0, 255),  # a bit mask (sse.pxd's SSE_MASK)
     "words2": (0, 65535),  # a bit mask of kind words2's contexts
 }
+def post_bytes(post: int, mode: int, n_inputs: int, spec, apm: int, sse: int) -> int:
+    """Bytes the last mix allocates (post.pxd, ``post_mode``): its inputs, and 3 doubles per
+    weight of each row (of each of its two mixes with bit 5)."""
+    if not post:
+        return 0
+    n = 3 + len(spec.selectors) + apm + (bin(sse & 60).count("1") + (sse >> 1 & 1) if sse
+                                         else 0) + (mode >> 6 & 1) * n_inputs \
+        if mode & 1 else n_inputs + 1
+    rows = (1, 8, 48, 8)[mode >> 1 & 3]
+    return 8 * n + 3 * 8 * rows * n * (2 if mode & 32 else 1)
+
+
 MIN_MATCH = 2            # a match model's shortest minimum length
 INT_MAX = 2 ** 31 - 1    # the C ints of the kernel
 

@@ -17,6 +17,14 @@
 #   (4) PM_DECAY: the rate starts 16 times as high and decays to it (x 0.9999 per bit);
 #   (5) PM_TWO: two such mixes, the second at 4 times the rate, averaged in the log-odds;
 #   (6) PM_INPUTS: with PM_STAGES, the mixer's inputs too (after the stages').
+# Measured (body bytes, against each preset's post_mode 0): 65 (the stages' outputs and the
+# inputs) at level 6 alice29.txt -0.03%, fields.c -0.18%, a book in HTML -0.12%, dense XML
+# -0.39%, wiki XML -0.08%; its binary variant (49) kennedy.xls -1.40%, sum -0.42%, ptt5
+# -0.34%, x86 (52) an x86-64 object -0.58%; level 9 binary (50, no network) kennedy.xls
+# -1.09%, sum -0.37%, text (47) 0 to -0.07%; level 1 binary (51) kennedy.xls -1.74%, sum
+# -0.31%; CPU as mode 0's (+-3%).  1 alone (cheaper) loses on text, sum and ptt5 (+2.0%);
+# rows (1-2) and QDH (3) lose everywhere measured; 97 (65 and two mixes): level 9 sum -0.79%
+# but kennedy.xls -0.19%.
 from libc.stdlib cimport calloc, free
 from seqzip._kernels.cm.apm cimport Apm
 from seqzip._kernels.cm.component cimport Cursor
