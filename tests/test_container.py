@@ -106,7 +106,7 @@ def as_version_4(stream: bytes) -> bytes:
     """A stream rewritten as format 4 wrote it: the same fields and payloads under the
     fixed-size header and frame heads (checksums recomputed)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (6, 8, 10, 12, 14, 16)
+    assert header.version in (6, 8, 10, 12, 14, 16, 18)
     config = header.config
     if config[0] == 0:  # a custom config: format 4 stored its JSON array
         spec = seqzip.api.spec_for_header(header)
@@ -139,7 +139,7 @@ def as_version_3(stream: bytes) -> bytes:
 
 # cm's presets of ids beyond 9 (issue 20 and later: ``models.cm.PRESETS``), seed 1, on the
 # golden input x 20, coded by the preset itself (not its variant for binary data): preset id ->
-# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45, 14 for 46-60), and in format 6 for the ids
+# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45, 14 for 46-60, 16 for 61-75, 18 for 76-90), and in format 6 for the ids
 # its four flag bits can name.
 GOLDEN_STREAMS_LATER = {
     ("cm", 10): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
@@ -158,6 +158,8 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 46): (68, "c6fdcabcdf7dc30b45462745c641ad71f7d234e7cba86d112698e5c01a82b1e3"),
     ("cm", 47): (68, "ecdcdbfdd2866ea05908a7d0c92cd919c2a7aaabbe62ba62ffb96dcbd2b1ed5f"),
     ("cm", 48): (68, "ccbd1dd46505da8cebe7e07f685d9b2d80950968d7d6a240ec5826ac130cc82d"),
+    # round six (format 16): level 6 (the last mix over the stages' outputs too)
+    ("cm", 61): (68, "97b5800347d64780b499359197dfc2299becc74953e6081035952a4403838b5d"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -205,6 +207,30 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 58): (68, "76204aa061ec0e8f586032dad70c8a1bce42cd500e90b2311fcb92170885365b"),
     ("cm", 59): (68, "867a31327ff48da571d0506cd08f763f03cc5466578e1f25c03911a9cfbe35ae"),
     ("cm", 60): (72, "55ff826303d5cddf8415071da97cb8da002c4d14edd4b60131d1daaaa07803b5"),
+    # round six: level 6's variants (binary, x86, RISC, 68000, bitmap), level 9's (binary,
+    # x86, RISC, 68000), level 1's (binary, x86, RISC), float samples at 6, 9, 1 (IBM, IEEE
+    # big-endian, IEEE little-endian)
+    ("cm", 62): (72, "e0c01efa2387d028e1aa93e627fa486413c7d9eba1e508b1ad6dca08f4babdfb"),
+    ("cm", 63): (68, "e1c6febb32101dbf60ea28c7a39262d698d37da341b254d75cfb9fda231eba1e"),
+    ("cm", 64): (68, "47a2139b5d8952603ccdd768e7f784e88538e332601697b1ad42f35c5f879c1e"),
+    ("cm", 65): (68, "052c5bf78d08b98b1f39f0d5f4699a4436886ef917d59107af35ee837b5f0277"),
+    ("cm", 66): (72, "122f9f76f5b3a52e7f5fb7a3e498ebb8f680c57363f2b26f6d55e8a9076d55b8"),
+    ("cm", 67): (68, "837ca54f52b1b41fadfab5aab9958d20ffc878a0e220d3a1c62f39a0e2af294a"),
+    ("cm", 68): (68, "b2de544349e932e3ab8ba605577541c7d7e4bf4c449ebcfd92fdaf35a7d9afa9"),
+    ("cm", 69): (68, "45a0ccbb30493bc07ebeb40377183feef53014b49f352b36e376f13393ab3a07"),
+    ("cm", 70): (68, "ed8cb017605c954f93f0575ceafb9c1d6e0486a3b6103fb2c6df65c68595cdbe"),
+    ("cm", 71): (72, "8c1c314eec69b05fa5421ca85c2ab86e1c596f6dd8616dad4e9bfe1867ef7254"),
+    ("cm", 72): (72, "ee4afff338300524479bd2a5d303b369cf411dac39e3689c34796f43fd128152"),
+    ("cm", 73): (72, "3a79bf51c0f8ca26b752f6444ebcee831a365c969a59b44ad077e573a5ede9bd"),
+    ("cm", 74): (72, "f4dac668f24d9bd8add91b1676172dec0295ed4b7936a2878e90fdafc46c51c0"),
+    ("cm", 75): (72, "4503d99fbb5e68d00e0166e1d59cea6d2f341ac6be583a3faeff14ab4222f7bd"),
+    ("cm", 76): (72, "5869f2ae8ce21a51e55a0545811663db75ac4f809c2c6754b31e80917785be4f"),
+    ("cm", 77): (72, "11c4b5df5ec3b26e95954d1b8957f63f2acfbf63121c55ae5b8bb101456d1d85"),
+    ("cm", 78): (72, "294fb9cf990291e66e8bf5b42e3de155d903fa75b71d9d3478b442a6614cb15a"),
+    ("cm", 79): (72, "7b2c280186b6c4f75fe619a7f5ea71fa6e058f65dea1586264f2a00de60135c5"),
+    ("cm", 80): (72, "c0bfbc3aa57f31a8fb610e1d73664f6eabd610a6794b540a0c4cf5f22f7452f6"),
+    ("cm", 81): (72, "a1f92bf51a62cb1e6d61fdd5f30a585abb659ee5a26c53300b2606ef9361915a"),
+    ("cm", 82): (72, "2db446dba4e220dc960384a37e6f1aa95f2596edb6553cb1fbc2b94fc431d234"),
 }
 
 
@@ -317,7 +343,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(31, 42)):
                "7e72dbeaa89844da85c5440f71a28de0ce482b8142dccbef13d65a6efddebff8",
            tuple(range(46, 61)):
-               "c3a3dcd75847d70f2b88e72c5b914d463f97fa7f3aaeeca1dec732b56038c8fe"},
+               "c3a3dcd75847d70f2b88e72c5b914d463f97fa7f3aaeeca1dec732b56038c8fe"}
+           tuple(range(61, 83)):
+               "576880357caa28d73b08a8a420390419ef58aaaeb999cce5d0fde2821958e3cc"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -309,7 +309,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(46) == CMConfig.for_level(6) != CMConfig.for_preset_id(31)
+            >>> CMConfig.for_preset_id(61) == CMConfig.for_level(6) != CMConfig.for_preset_id(46)
             True
         """
         if preset_id not in PRESETS:
@@ -547,23 +547,34 @@ VARIANTS.update({i: (base, {k: v for k, v in dict(_DEFAULTS, **like).items()
                             if dict(_DEFAULTS, **PRESETS[base])[k] != v})
                  for i, (base, like) in _LIKE_5.items()})
 PRESETS.update({i: dict(PRESETS[VARIANTS[i][0]], **VARIANTS[i][1]) for i in _LIKE_5})
-# Issue 20, round six (format 16 names ids 61-75): float samples (``detect.float_kind``: IBM
-# big-endian, IEEE big- and little-endian binary32) take the float-sample expert of their
-# format on the level's binary variant (``floats.pxd``; geo_like.bin, traces of IBM floats:
-# level 6 -0.63%, level 1 -3.0%; smoother traces -2.2% and -7.0%); level 9's takes no network
-# (geo_like: the mLSTM's stream was no shorter, for 4x the time).
-_FLOATS = {k: dict(floats=k) for k in (1, 2, 4)}
-_LIKE_6 = {61 + 3 * i + j: (base, dict(PRESETS[like], **_FLOATS[k],
-                                      **(dict(network="", network_config="") if base == 47
-                                         else {})))
-           for i, k in enumerate((1, 2, 4))
-           for j, (base, like) in enumerate(((46, 49), (47, 50), (48, 51)))}
+# Issue 20, round six (formats 16 and 18 name ids 61-90).  The last mix takes the stages'
+# outputs (the weight sets', the APM/SSE stages', the final stage's) beside the mixer's inputs
+# (post_mode 65): level 6's text preset 61 and every variant with the last mix (level 6:
+# kennedy.xls -1.40%, sum -0.42 to -0.53%, ptt5 -0.31%, ctw.o -0.58%, 68000 objects -0.51%,
+# text -0.03 to -0.39%; level 9's binary kennedy.xls -1.09%; level 1's binary -1.74% and
+# -0.31%; the CPU of today's last mix).  Level 9's text (47: 0 to -0.07%) and level 1's (no
+# last mix: +6-10% CPU for -0.1 to -0.3%) keep their presets.  Float samples
+# (``detect.float_kind``: IBM big-endian, IEEE big- and little-endian binary32) take the
+# float-sample expert of their format on the level's binary variant (``floats.pxd``;
+# geo_like.bin, traces of IBM floats: level 6 -0.63%, level 1 -3.0%; smoother traces -2.2%
+# and -7.0%); level 9's runs no network there (geo_like: no shorter with it, 4x the time).
+_M65 = dict(post_mode=65)
+PRESETS[61] = dict(PRESETS[46], **_M65)
+_LIKE_6 = {62: (61, 49), 63: (61, 52), 64: (61, 55), 65: (61, 58), 66: (61, 60),
+           67: (47, 50), 68: (47, 53), 69: (47, 56), 70: (47, 59),
+           71: (48, 51), 72: (48, 54), 73: (48, 57)}
+_LIKE_6 = {i: (base, dict(PRESETS[like], **_M65)) for i, (base, like) in _LIKE_6.items()}
+_NO_NET = dict(network="", network_config="")
+_LIKE_6.update({74 + 3 * i + j: (base, dict(_LIKE_6[like][1], floats=k,
+                                            **(_NO_NET if base == 47 else {})))
+                for i, k in enumerate((1, 2, 4))
+                for j, (base, like) in enumerate(((61, 62), (47, 67), (48, 71)))})
 VARIANTS.update({i: (base, {k: v for k, v in dict(_DEFAULTS, **like).items()
                             if dict(_DEFAULTS, **PRESETS[base])[k] != v})
                  for i, (base, like) in _LIKE_6.items()})
 PRESETS.update({i: dict(PRESETS[VARIANTS[i][0]], **VARIANTS[i][1]) for i in _LIKE_6})
-_FLOAT_IDS = {level_id: {f"floats{k}": 61 + 3 * i + j for i, k in enumerate((1, 2, 4))}
-              for j, level_id in enumerate((46, 47, 48))}
+_FLOAT_IDS = {level_id: {f"floats{k}": 74 + 3 * i + j for i, k in enumerate((1, 2, 4))}
+              for j, level_id in enumerate((61, 47, 48))}
 DATA_VARIANTS = {11: {"binary": 13}, 12: {"binary": 14}, 16: {"bitmap": 26, "binary": 19},
                  17: {"binary": 20}, 18: {"binary": 21},
                  27: {"bitmap": 22, "m68k": 24, "binary": 29},
@@ -571,13 +582,14 @@ DATA_VARIANTS = {11: {"binary": 13}, 12: {"binary": 14}, 16: {"bitmap": 26, "bin
                  31: {"bitmap": 37, "m68k": 40, "binary": 34},
                  32: {"bitmap": 38, "m68k": 41, "binary": 35},
                  33: {"bitmap": 39, "binary": 36},
-                 46: {"bitmap": 60, "m68k": 58, **_FLOAT_IDS[46], "x86": 52, "risc": 55,
-                      "binary": 49},
-                 47: {"bitmap": 38, "m68k": 59, **_FLOAT_IDS[47], "x86": 53, "risc": 56,
-                      "binary": 50},
-                 48: {"bitmap": 39, **_FLOAT_IDS[48], "x86": 54, "risc": 57, "binary": 51}}
+                 46: {"bitmap": 60, "m68k": 58, "x86": 52, "risc": 55, "binary": 49},
+                 61: {"bitmap": 66, "m68k": 65, **_FLOAT_IDS[61], "x86": 63, "risc": 64,
+                      "binary": 62},
+                 47: {"bitmap": 38, "m68k": 70, **_FLOAT_IDS[47], "x86": 68, "risc": 69,
+                      "binary": 67},
+                 48: {"bitmap": 39, **_FLOAT_IDS[48], "x86": 72, "risc": 73, "binary": 71}}
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
-LEVEL_IDS = {1: 48, 6: 46, 9: 47}  # CMConfig.PRESET_IDS: a level -> its preset's id today
+LEVEL_IDS = {1: 48, 6: 61, 9: 47}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
 CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS
 
