@@ -343,7 +343,7 @@ PRESETS_SHA256_LATER = {
            tuple(range(31, 42)):
                "7e72dbeaa89844da85c5440f71a28de0ce482b8142dccbef13d65a6efddebff8",
            tuple(range(46, 61)):
-               "c3a3dcd75847d70f2b88e72c5b914d463f97fa7f3aaeeca1dec732b56038c8fe"}
+               "c3a3dcd75847d70f2b88e72c5b914d463f97fa7f3aaeeca1dec732b56038c8fe",
            tuple(range(61, 83)):
                "576880357caa28d73b08a8a420390419ef58aaaeb999cce5d0fde2821958e3cc"},
 }
