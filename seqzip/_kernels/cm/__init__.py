@@ -9,11 +9,11 @@ optimisers; ``gate``: the gated set; ``selectors``) and ``apm``; run by ``kernel
 scalars; ``probes``: the components on their own, for the tests."""
 from .checks import CONFIG_BOUNDS, MIN_MATCH
 from .kernel import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
-from .probes import (bit_history_states, py_context_hashes, py_mixer_step, py_row_length,
-                     py_run_nogil, py_selector_row, py_squash, py_state_map, py_stretch,
-                     py_x86_states)
+from .probes import (bit_history_states, py_context_hashes, py_mixer_sets_step, py_mixer_step,
+                     py_row_length, py_run_nogil, py_selector_row, py_squash, py_state_map,
+                     py_stretch, py_x86_states)
 
 __all__ = ["CONFIG_BOUNDS", "KINDS", "LIMITS", "MIN_MATCH", "OPTIMIZERS", "SELECTORS",
-           "CMKernel", "bit_history_states", "py_context_hashes", "py_mixer_step", "py_run_nogil",
-           "py_row_length", "py_selector_row", "py_squash", "py_state_map", "py_stretch",
-           "py_x86_states"]
+           "CMKernel", "bit_history_states", "py_context_hashes", "py_mixer_sets_step",
+           "py_mixer_step", "py_run_nogil", "py_row_length", "py_selector_row", "py_squash",
+           "py_state_map", "py_stretch", "py_x86_states"]
