@@ -72,11 +72,13 @@ from seqzip._kernels.cm.floats cimport FLOAT_BYTES, FLOAT_MAPS, floats_build
 from seqzip._kernels.cm.rows cimport rows_build
 from seqzip._kernels.cm.match cimport MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_build, mm_state
 from seqzip._kernels.cm.runs cimport runs_build, runs_layout
-from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser,
-                                       mixer_fields, mixer_free, mixer_init, mixer_memory,
-                                       mixer_predict, mixer_train, optimiser_tick)
+from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser, mixer_fields,
+                                       mixer_fetch, mixer_free, mixer_init, mixer_memory,
+                                       mixer_predict, mixer_predict_sets, mixer_train, mixer_train_sets,
+                                       optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET, SEL_X86,
-                                           SEL_WORDS2, selector_ids, selector_row, selector_rows)
+                                           SEL_WORDS2, selector_ids, selector_rows,
+                                           selector_rows_of)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
                                       post_memory, post_refine)
 from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
@@ -309,7 +311,7 @@ cdef class CMKernel(Kernel):
         return self._predict(probs)
 
     cdef int _predict_bit(self) noexcept nogil:
-        cdef int i, k, first_one, node = self.at.node, match_state
+        cdef int i, k, first_one, node = self.at.node, match_state, rows[MAX_SETS]
         cdef double dot, p
         cdef double* x = self.inputs
         # a bit whose 1-branch holds no symbol of the alphabet is forced to 0
@@ -326,15 +328,19 @@ cdef class CMKernel(Kernel):
         for i in range(self.n_bank):
             self.bank[i].predict(self.bank[i].state, &self.at, x + k)
             k += self.bank[i].n_inputs
+            if i == 0:  # the sets' rows known (n_known): fetched while the others predict
+                selector_rows_of(rows, self.selector, self.n_sets, &self.at, self.cx.n_known,
+                                 self.net_pattern, self._match_state())
+                mixer_fetch(self.sets, rows, self.n_sets)
         # the mixer: each weight set, then the second layer
         if self.gate_set >= 0:
             gate_weights(&self.gate, node, self.sets[self.gate_set].w)
         match_state = self._match_state()
-        for k in range(self.n_sets):
-            mixer_predict(&self.sets[k], selector_row(self.selector[k], &self.at, self.cx.n_known,
-                                                      self.net_pattern, match_state), x)
-            if k == 0 and self.sse.mask:  # the extra stages' rows, loaded while the sets mix
-                sse_rows(&self.sse, &self.ctx, node, match_state)
+        selector_rows_of(rows, self.selector, self.n_sets, &self.at, self.cx.n_known,
+                         self.net_pattern, match_state)
+        if self.sse.mask:  # the extra stages' rows, loaded while the sets mix
+            sse_rows(&self.sse, &self.ctx, node, match_state)
+        mixer_predict_sets(self.sets, rows, self.n_sets, x)
         if self.layer2:
             self.y2[0] = 1.0
             for k in range(self.n_sets):
@@ -371,12 +377,11 @@ cdef class CMKernel(Kernel):
             for i in range(self.n_bank):  # the experts' statistics
                 self.bank[i].learn(self.bank[i].state, &self.at, bit)
             optimiser_tick(&self.opt)  # the mixer
-            for k in range(self.n_sets):
-                if k == self.gate_set:
-                    gate_train(&self.gate, &self.sets[k], self.at.node, self.inputs, bit,
-                               self.gate_rate, &self.opt)
-                else:
-                    mixer_train(&self.sets[k], self.inputs, self.rate, bit, &self.opt)
+            mixer_train_sets(self.sets, self.n_sets, self.gate_set, self.inputs, self.rate, bit,
+                             &self.opt)
+            if self.gate_set >= 0:
+                gate_train(&self.gate, &self.sets[self.gate_set], self.at.node, self.inputs, bit,
+                           self.gate_rate, &self.opt)
             if self.layer2:
                 mixer_train(&self.final, self.y2, self.rate2, bit, &self.opt)
             sse_learn(&self.sse, &self.apm, bit)

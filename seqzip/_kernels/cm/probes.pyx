@@ -13,7 +13,8 @@ from seqzip._kernels.cm.context cimport (Context, ctx_free, ctx_init, ctx_markup
                                          ctx_row_length, ctx_update, ctx_words2_init,
                                          ctx_x86_init)
 from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash, kind_tag
-from seqzip._kernels.cm.mixer cimport Mixer, Optimiser, mixer_predict, mixer_train
+from seqzip._kernels.cm.mixer cimport (MIX_MAX_SETS, Mixer, Optimiser, mixer_predict,
+                                       mixer_predict_sets, mixer_train, mixer_train_sets)
 from seqzip._kernels.cm.selectors cimport selector_row
 from seqzip._kernels.cm.x86 cimport X86_N
 from seqzip._kernels.cm.floats cimport float_encode, float_key, float_value, ibm_normal
@@ -79,6 +80,34 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
     dot, p = m.dot, m.p
     mixer_train(&m, &x[0], rate, bit, &o)
     return dot, p
+
+
+def py_mixer_sets_step(double[:, :, ::1] w, double[:, :, ::1] hd, double[:, :, ::1] hc,
+                       int[::1] rows, double[::1] x, int bit, str optimizer="qdh",
+                       double rate=0.5, double decay=0.999, double eps=10.0, double b1t=0.9,
+                       double b2t=0.999, int skip=-1):
+    """``py_mixer_step`` of several sets at once, as the kernel runs them (``mixer_predict_sets``,
+    ``mixer_train_sets``): set k's weights are w[k] (rows, inputs), its row rows[k]; set
+    ``skip`` predicts but is not trained (the gated set's place).  Returns (dots, ps)."""
+    cdef Mixer sets[MIX_MAX_SETS]
+    cdef Optimiser o
+    cdef int k, m = w.shape[0], n = x.shape[0]
+    if not 1 <= m <= MIX_MAX_SETS or n < 1:
+        raise ValueError("1 to MIX_MAX_SETS sets of at least one input")
+    if any(hd.shape[k] != w.shape[k] or hc.shape[k] != w.shape[k] for k in range(3)) or \
+            w.shape[2] != n or rows.shape[0] != m:
+        raise ValueError("w, hd, hc, rows and x must agree")
+    for k in range(m):
+        if not 0 <= rows[k] < w.shape[1]:
+            raise ValueError("a row outside its set")
+        sets[k].n_sets, sets[k].n = w.shape[1], n
+        sets[k].w, sets[k].hd, sets[k].hc = &w[k, 0, 0], &hd[k, 0, 0], &hc[k, 0, 0]
+    o.kind = OPTIMIZERS[optimizer]
+    o.decay, o.eps, o.b1t, o.b2t = decay, eps, b1t, b2t
+    mixer_predict_sets(sets, &rows[0], m, &x[0])
+    out = [sets[k].dot for k in range(m)], [sets[k].p for k in range(m)]
+    mixer_train_sets(sets, m, skip, &x[0], rate, bit, &o)
+    return out
 
 
 cdef Context* _fresh_context(bint records, bint periods, bint text,

@@ -149,3 +149,11 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
     if sel == SEL_WORDS2:
         return words2_row(at.ctx) * 8 + depth
     return 0
+
+
+cdef inline void selector_rows_of(int* rows, const int* sel, int m, const Cursor* at, int n_known,
+                                  int net_pattern, int match_state) noexcept nogil:
+    """``selector_row`` of each of m sets."""
+    cdef int k
+    for k in range(m):
+        rows[k] = selector_row(sel[k], at, n_known, net_pattern, match_state)

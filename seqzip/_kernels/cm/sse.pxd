@@ -91,6 +91,17 @@ cdef inline void final_rows(Sse* s, Apm* a, const Cursor* at, int image) noexcep
     if image == 2:
         image_apm_rows(at, a.ctx)
     apm_prefetch(a)
+    _prefetch_counts(s, 0, a)
+
+
+cdef inline void _prefetch_counts(const Sse* s, int base, const Apm* a) noexcept nogil:
+    """The count rows (SSE_COUNT) of stages 1.. of ``a`` (the APM's, base 0, or the extra
+    stages, base n_base), read when the bit is learnt."""
+    cdef int i
+    if s.mask & SSE_COUNT:
+        for i in range(1 if base == 0 else 0, a.n):
+            prefetch(s.count[base + i] + a.ctx[i] * APM_BINS)
+            prefetch(s.count[base + i] + a.ctx[i] * APM_BINS + 32)
 
 
 cdef inline int sse_init(Sse* s, Apm* a, int mask) noexcept nogil:
@@ -177,6 +188,7 @@ cdef inline void sse_rows(Sse* s, const Context* c, int node, int match_state) n
         s.x.ctx[i] = <int>(hash2(key, <uint64_t>node) >> (64 - SSE_ROW_BITS))
         prefetch(s.x.table[i] + s.x.ctx[i] * APM_BINS)
         prefetch(s.x.table[i] + s.x.ctx[i] * APM_BINS + 32)
+    _prefetch_counts(s, s.n_base, &s.x)
 
 
 cdef inline double stretch_fine(double p) noexcept nogil:
