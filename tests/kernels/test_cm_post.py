@@ -84,14 +84,19 @@ def test_it_pays_on_binary_data(kennedy):
     assert sizes[1] < sizes[0] * 0.995
 
 
-def test_state_restores_mid_symbol_and_bad_states_are_refused():
-    fields = dict(post=40)
+def mid_symbol(**fields):
+    """Two kernels of ``fields``, the first after 1,500 symbols and one bit of the next, and
+    its state there."""
     a, b = kernel(**fields), kernel(**fields)
     for x in TEXT[:1500]:
         a.update(x)
     a.predict_bit()
     a.update_bit(1)
-    state = a.get_state()
+    return a, b, a.get_state()
+
+
+def test_state_restores_mid_symbol_and_bad_states_are_refused():
+    a, b, state = mid_symbol(post=40)
     n = len(a.mixer_inputs()) + 1
     refused_then_restored(a, b, state, (
         ("post.selected", np.array(3), r"post\.selected"),
@@ -252,13 +257,7 @@ def test_mode_bounds_are_refused_and_mode_0_is_today():
 
 
 def test_mode_state_restores_mid_symbol_and_bad_states_are_refused():
-    fields = dict(post=40, post_mode=127, apm=2, sse=19)
-    a, b = kernel(**fields), kernel(**fields)
-    for x in TEXT[:1500]:
-        a.update(x)
-    a.predict_bit()
-    a.update_bit(1)
-    state = a.get_state()
+    a, b, state = mid_symbol(post=40, post_mode=127, apm=2, sse=19)
     n = len(f64(state, "post.y"))
     hd = np.full(8 * n, 4.0)
     hd[5] = -1.0
