@@ -17,12 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields as dataclass_fields
 from typing import ClassVar
 
-import numpy as np
-
 from .._kernels.cm import (CONFIG_BOUNDS, KINDS, LIMITS, MIN_MATCH, OPTIMIZERS, SELECTORS,
                            CMKernel, post_bytes)
-from .base import (Model, check_range, config_from_bytes, config_to_bytes, preset,
-                   preset_by_id)
+from .base import Model, check_range, config_from_bytes, config_to_bytes, preset_by_id
 from .detect import (ELF_RISC, ELF_X86, M68K_WORDS, RISC_WORDS, X86_WORDS,  # noqa: F401
                      code_kind, data_kinds, elf_machine, looks_like_68000, looks_like_bitmap)
 from .experts import experts_memory, make_experts, parse_experts
@@ -543,10 +540,18 @@ _LIKE_5 = {49: (46, _B6), 50: (47, _B9), 51: (48, _B1),
            59: (47, dict(PRESETS[41], post=30, network_config=PRESETS[47]["network_config"])),
            60: (46, dict(PRESETS[37], post=30))}
 _DEFAULTS = {f.name: f.default for f in dataclass_fields(CMConfig)}
-VARIANTS.update({i: (base, {k: v for k, v in dict(_DEFAULTS, **like).items()
-                            if dict(_DEFAULTS, **PRESETS[base])[k] != v})
-                 for i, (base, like) in _LIKE_5.items()})
-PRESETS.update({i: dict(PRESETS[VARIANTS[i][0]], **VARIANTS[i][1]) for i in _LIKE_5})
+
+
+def _add_variants(like: dict[int, tuple[int, dict]]) -> None:
+    """Variant id -> (its base preset's id, all its fields): ``VARIANTS`` takes the fields that
+    differ from the base's (with the config's defaults under both), ``PRESETS`` the whole."""
+    VARIANTS.update({i: (base, {k: v for k, v in dict(_DEFAULTS, **fields).items()
+                                if dict(_DEFAULTS, **PRESETS[base])[k] != v})
+                     for i, (base, fields) in like.items()})
+    PRESETS.update({i: dict(PRESETS[VARIANTS[i][0]], **VARIANTS[i][1]) for i in like})
+
+
+_add_variants(_LIKE_5)
 # Issue 20, round six (formats 16 and 18 name ids 61-90).  The last mix takes the stages'
 # outputs (the weight sets', the APM/SSE stages', the final stage's) beside the mixer's inputs
 # (post_mode 65): level 6's text preset 61 and every variant with the last mix (level 6:
@@ -569,10 +574,7 @@ _LIKE_6.update({74 + 3 * i + j: (base, dict(_LIKE_6[like][1], floats=k,
                                             **(_NO_NET if base == 47 else {})))
                 for i, k in enumerate((1, 2, 4))
                 for j, (base, like) in enumerate(((61, 62), (47, 67), (48, 71)))})
-VARIANTS.update({i: (base, {k: v for k, v in dict(_DEFAULTS, **like).items()
-                            if dict(_DEFAULTS, **PRESETS[base])[k] != v})
-                 for i, (base, like) in _LIKE_6.items()})
-PRESETS.update({i: dict(PRESETS[VARIANTS[i][0]], **VARIANTS[i][1]) for i in _LIKE_6})
+_add_variants(_LIKE_6)
 _FLOAT_IDS = {level_id: {f"floats{k}": 74 + 3 * i + j for i, k in enumerate((1, 2, 4))}
               for j, level_id in enumerate((61, 47, 48))}
 DATA_VARIANTS = {11: {"binary": 13}, 12: {"binary": 14}, 16: {"bitmap": 26, "binary": 19},

@@ -24,6 +24,15 @@ def feed(k, data: bytes, alphabet=bytes(range(256))):
         k.update(index[b])
 
 
+def resumes(a, b, state, rest: bytes) -> bool:
+    """Whether kernel ``b``, given kernel ``a``'s ``state``, goes on as ``a`` does over
+    ``rest`` (the same prediction after it)."""
+    b.set_state(state)
+    feed(a, rest)
+    feed(b, rest)
+    return a.predict_bit() == b.predict_bit()
+
+
 def test_bit_histories_count_and_forget():
     states = cm.bit_history_states()
     assert len(states) <= 256 and states[0][:2] == (0, 0)

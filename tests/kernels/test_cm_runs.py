@@ -52,16 +52,23 @@ def test_round_trips(runs):
         assert compress(data, runs=runs) == stream  # deterministic
 
 
+def body_sizes(data: bytes, preset_id: int, field: str, values, **fixed) -> list[int]:
+    """The stream bodies (header left out) of ``data`` under preset ``preset_id`` with
+    ``field`` at each of ``values`` (and the ``fixed`` fields)."""
+    from seqzip.header import parse_header
+    base = dataclasses.asdict(CMConfig.for_preset_id(preset_id))
+    sizes = []
+    for value in values:
+        out = io.BytesIO()
+        seqzip.compress_file(io.BytesIO(data), out, model="cm",
+                             config=CMConfig(**dict(base, **fixed, **{field: value})))
+        sizes.append(len(out.getvalue()) - parse_header(out.getvalue())[1])
+    return sizes
+
+
 def test_runs_pay_on_text(alice):
     """On prose (alice29.txt's first 40 KB) at level 6 the stream body is smaller."""
-    from seqzip.header import parse_header
-    base = dataclasses.asdict(CMConfig.for_preset_id(27))
-    sizes = []
-    for runs in (0, 7):
-        out = io.BytesIO()
-        seqzip.compress_file(io.BytesIO(alice[:40000]), out, model="cm",
-                             config=CMConfig(**dict(base, runs=runs, table_bits=20)))
-        sizes.append(len(out.getvalue()) - parse_header(out.getvalue())[1])
+    sizes = body_sizes(alice[:40000], 27, "runs", (0, 7), table_bits=20)
     assert sizes[1] < sizes[0]
 
 

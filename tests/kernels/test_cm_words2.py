@@ -10,7 +10,7 @@ import seqzip
 from seqzip._kernels import cm
 from seqzip._kernels.cm import KINDS
 from seqzip.models.cm import CMConfig
-from tests.kernels.test_cm import feed, kernel
+from tests.kernels.test_cm import feed, kernel, resumes
 
 M = (1 << 64) - 1
 W2 = KINDS["words2"]
@@ -251,10 +251,7 @@ def test_trackers_off_give_other_hashes_and_state_restores_mid_stream():
     feed(a, TEXT[:200])
     state = a.get_state()
     assert "words2" in state and "words2" not in kernel().get_state()
-    b.set_state(state)
-    feed(a, TEXT[200:])
-    feed(b, TEXT[200:])
-    assert a.predict_bit() == b.predict_bit()
+    assert resumes(a, b, state, TEXT[200:])
 
 
 def selector_reference(data: bytes, node: int) -> int:

@@ -36,6 +36,8 @@ from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_record_length, ct
 from seqzip._kernels.cm.tables cimport (StateMap, sm_fields, sm_init_half, sm_learn,
                                         sm_stretch)
 from seqzip._kernels.detmath cimport _pow2
+from seqzip._kernels.cm.samples cimport (bit_length, clamp_q, err_moved, interval_q,
+                                         map_index)
 
 cdef enum:
     FLOAT_FORMATS = 3        # IBM big-endian, IEEE big-endian, IEEE little-endian
@@ -138,19 +140,6 @@ cdef inline double _lms(const Floats* m, const Context* c, uint64_t back, int f,
     return p
 
 
-cdef extern from *:
-    """
-    static inline int seqzip_float_bits(unsigned long long v) {
-        return v ? 64 - __builtin_clzll(v) : 0;
-    }
-    """
-    int _bits "seqzip_float_bits"(unsigned long long v) noexcept nogil  # v's bit length
-
-
-cdef inline int _clamp(int64_t d) noexcept nogil:
-    return <int>(-8 if d < -8 else (23 if d > 23 else d)) + 8
-
-
 cdef inline void _format_predict(Floats* m, const Cursor* at, int f, double* x) noexcept nogil:
     cdef const Context* c = at.ctx
     cdef int k = <int>(c.pos & 3), sig = k if f == 2 else 3 - k, i, q, nb, rem, e, e1, ed
@@ -167,7 +156,7 @@ cdef inline void _format_predict(Floats* m, const Cursor* at, int f, double* x) 
         P = <uint64_t>m.pred[f][i]
         if b == 31:  # the sign: the predicted one, the magnitude's size against the error
             q = (<int>(P >> 31) << 4) | \
-                min(max(_bits(P & 0x7FFFFFFF) - _bits(m.err[f][i] >> 4) + 8, 0), 15)
+                min(max(bit_length(P & 0x7FFFFFFF) - bit_length(m.err[f][i] >> 4) + 8, 0), 15)
         else:
             M = P & 0x7FFFFFFF
             if (f != 2 or sig == 3) and (known ^ P) >> 31:
@@ -175,15 +164,14 @@ cdef inline void _format_predict(Floats* m, const Cursor* at, int f, double* x) 
             if f != 2 or sig == 3:  # the bits above known: an interval of magnitudes
                 rem = b + 1
                 d = <int64_t>M - <int64_t>((known & 0x7FFFFFFF) >> rem << rem)
-                d = d >> (rem - 3) if rem >= 3 else d << (3 - rem)
+                q = interval_q(d, rem)
             else:  # little-endian: the low bytes known, the bytes above not
                 d = <int64_t>M - <int64_t>(known & ((<uint64_t>1 << (8 * sig)) - 1))
                 d = d >> (8 * sig - 3) if sig else d << 3   # the byte's value x 8
                 d = d - (<int64_t>bp << (8 - nb + 3))
                 d = ((d + 1024) & 2047) - 1024               # the nearest, modulo the byte
-                d >>= 8 - nb
-            q = _clamp(d)
-        m.index[f][i] = (b << 10) | (q << 5) | min(_bits(m.err[f][i] >> 4), 31)
+                q = clamp_q(d >> (8 - nb))
+        m.index[f][i] = map_index(b, q, m.err[f][i])
         # an exact predictor says nothing the order contexts do not (as samples.pxd)
         x[i] = sm_stretch(&m.map[f][i], m.index[f][i]) if m.err[f][i] >= 16 else 0.0
     place = (1 << nb) | bp                         # the node in the byte, 1..255
@@ -257,9 +245,7 @@ cdef inline int floats_update(void* s, const Cursor* at, int x) noexcept nogil:
             for i in range(FLOAT_PREDS):
                 e = <int64_t>float_key(ibm_normal(w) if f == 0 else w) - \
                     <int64_t>float_key(<uint32_t>m.pred[f][i])
-                if e < 0:
-                    e = -e
-                m.err[f][i] = (m.err[f][i] * 15 + (<uint64_t>e << 4)) >> 4
+                m.err[f][i] = err_moved(m.err[f][i], e)
             # normalised LMS: w += mu e v / |v|^2
             y = float_value(w, f) - _lms(m, c, 5, f, v)
             norm = 0.0

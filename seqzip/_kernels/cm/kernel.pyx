@@ -322,22 +322,22 @@ cdef class CMKernel(Kernel):
         self.forced = -1
         if self.apm.n:  # the APM rows are known now: load them while the mixer works
             final_rows(&self.sse, &self.apm, &self.at, self.image)
-        # the inputs: the bias, then each component's, in bank order
+        # the inputs: the bias, then each component's, in bank order (bank[0], the context
+        # models, first: with n_known the sets' rows are known and fetched while the others
+        # predict; no component's prediction moves the match state)
         x[0] = 1.0
         k = 1
         for i in range(self.n_bank):
             self.bank[i].predict(self.bank[i].state, &self.at, x + k)
             k += self.bank[i].n_inputs
-            if i == 0:  # the sets' rows known (n_known): fetched while the others predict
+            if i == 0:
+                match_state = self._match_state()
                 selector_rows_of(rows, self.selector, self.n_sets, &self.at, self.cx.n_known,
-                                 self.net_pattern, self._match_state())
+                                 self.net_pattern, match_state)
                 mixer_fetch(self.sets, rows, self.n_sets)
         # the mixer: each weight set, then the second layer
         if self.gate_set >= 0:
             gate_weights(&self.gate, node, self.sets[self.gate_set].w)
-        match_state = self._match_state()
-        selector_rows_of(rows, self.selector, self.n_sets, &self.at, self.cx.n_known,
-                         self.net_pattern, match_state)
         if self.sse.mask:  # the extra stages' rows, loaded while the sets mix
             sse_rows(&self.sse, &self.ctx, node, match_state)
         mixer_predict_sets(self.sets, rows, self.n_sets, x)

@@ -83,12 +83,40 @@ cdef inline int64_t _predict(const Samples* ms, const Context* c, uint64_t back,
     return p
 
 
-cdef inline int _bits(uint64_t v) noexcept nogil:
-    cdef int n = 0
-    while v:
-        v >>= 1
-        n += 1
-    return n
+cdef extern from *:
+    """
+    static inline int seqzip_bit_length(unsigned long long v) {
+        return v ? 64 - __builtin_clzll(v) : 0;
+    }
+    """
+    int bit_length "seqzip_bit_length"(unsigned long long v) noexcept nogil  # v's bit length
+
+
+# What this expert and the float-sample one (floats.pxd) share: where a prediction lies in
+# the interval the known bits leave open, as a table index, and the predictors' errors.
+
+cdef inline int clamp_q(int64_t d) noexcept nogil:
+    """The offset d (in eighths of the interval) clamped to -8..23, as 0..31."""
+    return <int>(-8 if d < -8 else (23 if d > 23 else d)) + 8
+
+
+cdef inline int interval_q(int64_t d, int rem) noexcept nogil:
+    """``clamp_q`` of d, the prediction less the interval's start when ``rem`` bits are
+    left open (this one included), in eighths of the interval."""
+    return clamp_q(d >> (rem - 3) if rem >= 3 else d << (3 - rem))
+
+
+cdef inline int map_index(int place, int q, uint64_t err) noexcept nogil:
+    """A predictor's table index: the bit's place, where the prediction lies, the bit length
+    of its recent error."""
+    return (place << 10) | (q << 5) | min(bit_length(err >> 4), 31)
+
+
+cdef inline uint64_t err_moved(uint64_t err, int64_t e) noexcept nogil:
+    """The running mean (x 16) of the absolute error, moved by error e."""
+    if e < 0:
+        e = -e
+    return (err * 15 + (<uint64_t>e << 4)) >> 4
 
 
 cdef inline void samples_predict(void* s, const Cursor* at, double* x) noexcept nogil:
@@ -96,7 +124,6 @@ cdef inline void samples_predict(void* s, const Cursor* at, double* x) noexcept 
     cdef const Context* c = at.ctx
     cdef int i, n, k, known, rem, q, place
     cdef uint64_t prefix
-    cdef int64_t d
     for i in range(SAMPLE_MAPS):
         n = 2 if i < 2 or i == 4 else 4
         k = <int>(c.pos % <uint64_t>n)
@@ -109,13 +136,8 @@ cdef inline void samples_predict(void* s, const Cursor* at, double* x) noexcept 
         rem = 8 * n - known  # bits left, this one included
         if known:
             prefix ^= <uint64_t>1 << (known - 1)  # offset binary: the sign bit flipped
-        d = m.pred[i] - <int64_t>(prefix << rem)
-        if rem >= 3:
-            d >>= rem - 3
-        else:
-            d <<= 3 - rem
-        q = <int>(-8 if d < -8 else (23 if d > 23 else d)) + 8
-        m.index[i] = ((known & 31) << 10) | (q << 5) | min(_bits(m.err[i] >> 4), 31)
+        q = interval_q(m.pred[i] - <int64_t>(prefix << rem), rem)
+        m.index[i] = map_index(known & 31, q, m.err[i])
         # a predictor exact of late (runs of zeros) says nothing the order contexts do not:
         # its input stays 0 (ptt5 at level 6: +423 bytes without this, +99 with it)
         x[i] = sm_stretch(&m.map[i], m.index[i]) if m.err[i] >= 16 else 0.0
@@ -150,9 +172,7 @@ cdef inline int samples_update(void* s, const Cursor* at, int x) noexcept nogil:
         n = 2 if i < 2 or i == 4 else 4
         if c.pos % <uint64_t>n == 0 and c.pos >= <uint64_t>n:
             e = _sample(c, 1, n) + (<int64_t>1 << (8 * n - 1)) - m.pred[i]
-            if e < 0:
-                e = -e
-            m.err[i] = (m.err[i] * 15 + (<uint64_t>e << 4)) >> 4
+            m.err[i] = err_moved(m.err[i], e)
             if i >= 4:  # normalised LMS: w += mu e v / (|v|^2 + 1)
                 f = <double>_sample(c, 1, n) - _lms(m, c, <uint64_t>(n + 1), i - 4, v)
                 norm = 1.0
