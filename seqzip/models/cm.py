@@ -187,7 +187,7 @@ class CMConfig:
     # bytes 1 and 4, 2 and 4, 4, nibbles of 1-4, bytes 2-4, 2/4/6, 1/3/5 ...)
     indirect2: int = 0  # more indirect contexts, bit j kind indirect's 3 + j (bin2.pxd: the
     # bytes that followed 3-byte contexts, the distances a byte and a pair came at before,
-    # the distances to the last 0x00, space, newline, 0xFF)
+    # the distances to the last 0x00, space, newline, 0xFF; to the last newline and space)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -254,7 +254,7 @@ class CMConfig:
             tuple((KINDS["record"], j) for j in range(3 * (self.record > 0))) + \
             tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
             tuple((KINDS["sparse"], 6 + j) for j in range(12) if self.sparse2 >> j & 1) + \
-            tuple((KINDS["indirect"], 3 + j) for j in range(8) if self.indirect2 >> j & 1) + \
+            tuple((KINDS["indirect"], 3 + j) for j in range(9) if self.indirect2 >> j & 1) + \
             tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
             tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
             tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \

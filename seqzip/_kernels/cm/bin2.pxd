@@ -13,7 +13,8 @@
 # (quantised); (6) the last two bytes and how far back they came the time before; (7) the
 # last byte and the distance to the last 0x00; (8) the last byte and the distances to the
 # last 0x00, space, newline and 0xFF (coarser); (9) the last three bytes and the two that
-# followed them the last times; (10) the last byte and the three that followed it.
+# followed them the last times; (10) the last byte and the three that followed it; (11) the
+# last byte and the distances to the last newline and space.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from seqzip._kernels.cm.tables cimport hash2
 
@@ -122,4 +123,6 @@ cdef inline uint64_t b2_indirect_hash(const uint32_t* s, uint64_t c8, uint64_t p
                      ((b2_mark(s, pos, 3) >> 2) << 32))
     if j == 9:
         return hash2(tag, (c8 & 0xFFFFFF) | (<uint64_t>(s[B2_F3 + b2_slot3(c8)] & 0xFFFF) << 24))
-    return hash2(tag, (c8 & 0xFF) | (<uint64_t>s[B2_F1 + (c8 & 0xFF)] << 8))
+    if j == 10:
+        return hash2(tag, (c8 & 0xFF) | (<uint64_t>s[B2_F1 + (c8 & 0xFF)] << 8))
+    return hash2(tag, (c8 & 0xFF) | (b2_mark(s, pos, 2) << 8) | (b2_mark(s, pos, 1) << 16))
