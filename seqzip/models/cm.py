@@ -183,6 +183,16 @@ class CMConfig:
     # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
     floats: int = 0  # float samples' expert (floats.pxd), formats: 1 IBM, 2 IEEE BE, 4 IEEE LE
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd; measured: README)
+    sparse2: int = 0  # more sparse contexts, bit j kind sparse's 6 + j (bin2.pxd lists them:
+    # bytes 1 and 4, 2 and 4, 4, nibbles of 1-4, bytes 2-4, 2/4/6, 1/3/5 ...)
+    indirect2: int = 0  # more indirect contexts, bit j kind indirect's 3 + j (bin2.pxd: the
+    # bytes that followed 3-byte contexts, the distances a byte and a pair came at before,
+    # the distances to the last 0x00, space, newline, 0xFF; to the last newline and space)
+    # Measured (body bytes; round bin2): level 6 sparse2 8 (the high nibbles of the last four
+    # bytes) with indirect2 34 (the bytes after a pair, the distances to 0x00/space/newline/
+    # 0xFF) kennedy.xls -0.56%, sum -0.53% (536: -0.53%); 537 and 34 68000 objects -0.89%
+    # (+14% CPU); indirect2 290 text -0.18 to -0.55% (+2% CPU); level 1 binary with sparse 2,
+    # indirect 1, 537, 34: -2.6 to -4.8% (+40% CPU; 8 and 34 alone kennedy.xls -2.3%, +9%)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -193,8 +203,9 @@ class CMConfig:
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
-                                               "post", "words2", "floats", "post_mode")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+                                               "post", "words2", "floats", "post_mode",
+                                               "sparse2", "indirect2")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -247,6 +258,8 @@ class CMConfig:
             tuple((KINDS["sparse"], j) for j in range(SPARSE_CONTEXTS[self.sparse])) + \
             tuple((KINDS["record"], j) for j in range(3 * (self.record > 0))) + \
             tuple((KINDS["indirect"], j) for j in range(3 * self.indirect)) + \
+            tuple((KINDS["sparse"], 6 + j) for j in range(12) if self.sparse2 >> j & 1) + \
+            tuple((KINDS["indirect"], 3 + j) for j in range(9) if self.indirect2 >> j & 1) + \
             tuple((KINDS["column"], j) for j in range(4 * self.columns)) + \
             tuple((KINDS["text"], j) for j in range(4 * self.text)) + \
             tuple((KINDS["aligned"], j) for j in range(3 * self.aligned)) + \
@@ -359,6 +372,7 @@ class CMConfig:
             bin(self.floats).count("1") * LIMITS["float_bytes"] + \
             (self.markup > 0) * 8 * 19 + (self.words2 > 0) * 8 * 19 + \
             (self.rows > 0) * LIMITS["row_bytes"] + \
+            (self.indirect2 > 0) * LIMITS["bin2_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \

@@ -38,6 +38,7 @@ CONFIG_BOUNDS = {
     "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
     "sse": (0, 255),  # a bit mask (sse.pxd's SSE_MASK)
     "words2": (0, 65535),  # a bit mask of kind words2's contexts
+    "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
 }
 def post_bytes(post: int, mode: int, n_inputs: int, spec, apm: int, sse: int) -> int:
     """Bytes the last mix allocates (post.pxd, ``post_mode``): its inputs, and 3 doubles per

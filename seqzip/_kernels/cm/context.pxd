@@ -11,6 +11,7 @@
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
+from seqzip._kernels.cm.bin2 cimport B2_WORDS, b2_update
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport big_calloc, hash2
 from seqzip._kernels.cm.x86 cimport X86_N, x86_update
@@ -116,12 +117,14 @@ cdef struct Context:
                                  # row length, the distance to the row above, the cell, spare
     bint x86                     # x86 code contexts: decode instructions (x86.pxd)
     uint64_t x86s[X86_N]         # ... the decoder's state (XS_*)
+    uint32_t* bin2               # indirect2: its histories and distances (bin2.pxd; NULL: off)
 
 
 cdef inline int ctx_rows_init(Context* c, bint rows) noexcept nogil:
     """With row contexts (after ``ctx_init``): the row detector's state, zeroed (the
     caller frees ``c.rows``); -1 when it cannot be allocated."""
     c.rows = NULL
+    c.bin2 = NULL
     if rows:
         c.rows = <uint32_t*>calloc(ROW_WORDS, sizeof(uint32_t))
         if c.rows == NULL:
@@ -163,6 +166,17 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
 cdef inline void ctx_free(Context* c) noexcept nogil:
     free(c.history)
     free(c.rows)
+    free(c.bin2)
+
+
+cdef inline int ctx_bin2_init(Context* c, bint on) noexcept nogil:
+    """With indirect2 contexts (after ``ctx_init``): their state, zeroed; -1 when it cannot
+    be allocated."""
+    if on:
+        c.bin2 = <uint32_t*>calloc(B2_WORDS, sizeof(uint32_t))
+        if c.bin2 == NULL:
+            return -1
+    return 0
 
 
 cdef inline uint64_t ctx_back(const Context* c, uint64_t k) noexcept nogil:
@@ -546,6 +560,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     """After symbol x (byte b): every tracker, once."""
     cdef uint8_t folded
     cdef uint64_t here = c.pos, d
+    if c.bin2 != NULL:
+        b2_update(c.bin2, c.c8, here, b)
     c.follow1[c.c8 & 0xFF] = <uint16_t>((c.follow1[c.c8 & 0xFF] << 8) | b)
     c.follow2[c.c8 & 0xFFFF] = <uint16_t>((c.follow2[c.c8 & 0xFFFF] << 8) | b)
     c.history[here & c.history_mask] = b
@@ -641,4 +657,6 @@ cdef inline list ctx_fields(Context* c):
         out.append(("words2", F_BYTES, <size_t>&c.w2[0], sizeof(c.w2), True))
     if c.rows != NULL:
         out.append(("rows", F_BYTES, <size_t>c.rows, ROW_WORDS * sizeof(uint32_t), True))
+    if c.bin2 != NULL:
+        out.append(("bin2", F_BYTES, <size_t>c.bin2, B2_WORDS * sizeof(uint32_t), True))
     return out

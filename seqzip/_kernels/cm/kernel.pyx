@@ -55,9 +55,11 @@ from seqzip._core cimport BIT_MODE, PROB_ONE, STATUS_OK, STATUS_SYMBOL, Kernel, 
 from seqzip._kernels.cm.apm cimport APM_BINS, MAX_APM, Apm, apm_fields, apm_free, apm_memory
 from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END, WALK_NODE,
                                            Component, Cursor, build_fn)
-from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_fields, ctx_free,
-                                         ctx_init, ctx_markup_init, ctx_record_length, ctx_update,
-                                         ctx_words2_init, ctx_x86_init)
+from seqzip._kernels.cm.bin2 cimport B2_WORDS
+from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_bin2_init,
+                                         ctx_fields, ctx_free, ctx_init, ctx_markup_init,
+                                         ctx_record_length, ctx_update, ctx_words2_init,
+                                         ctx_x86_init)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
 from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT, F_LONG, field_read, field_write
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
@@ -95,6 +97,7 @@ KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECOR
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes=4 * ROW_WORDS,
+              bin2_bytes=4 * B2_WORDS,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
               image_maps=IMAGE_MAPS, sample_maps=SAMPLE_MAPS, sample_size=SAMPLE_SIZE,
               image_bytes=(0, image_bytes(IMAGE_MAPS), image_bytes(2 * IMAGE_MAPS)),
@@ -175,6 +178,8 @@ cdef class CMKernel(Kernel):
         kinds = {kind for kind, j in spec.contexts}
         if ctx_init(&self.ctx, spec.history_bits, bool(kinds & {K_RECORD, K_COLUMN}) or
                     spec.periods, spec.periods, K_TEXT in kinds, K_ROWS in kinds):
+            raise MemoryError()
+        if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
             raise MemoryError()
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
         ctx_x86_init(&self.ctx, any(k == K_CODE and 6 <= j <= 9 for k, j in spec.contexts) or
@@ -501,7 +506,8 @@ cdef class CMKernel(Kernel):
         """Bytes of the tables it allocated (not the experts' nor the network's): the sum."""
         cdef int i
         cdef uint64_t total = (self.ctx.history_mask + 1) + apm_memory(&self.apm) + \
-            gate_memory(&self.gate) + sse_memory(&self.sse) + post_memory(&self.post)
+            gate_memory(&self.gate) + sse_memory(&self.sse) + post_memory(&self.post) + \
+            (4 * B2_WORDS if self.ctx.bin2 != NULL else 0)
         for i in range(self.n_bank):
             total += self.bank[i].memory(self.bank[i].state)
         for i in range(self.n_sets):

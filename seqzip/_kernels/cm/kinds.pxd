@@ -15,6 +15,7 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          W2_SINCEH, W2_T1, W2_T2, W2_T3, Context, byte_class,
                                          ctx_back, ctx_record_length, ctx_row_above,
                                          ctx_row_length)
+from seqzip._kernels.cm.bin2 cimport b2_indirect_hash, b2_sparse_hash
 from seqzip._kernels.cm.tables cimport hash2
 from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
                                      XS_PREV, XS_STAGE, XS_INDEX, XS_LAST)
@@ -78,7 +79,9 @@ cdef inline uint64_t word_hash(const Context* c, uint64_t tag, int j) noexcept n
 
 
 cdef inline uint64_t sparse_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
-    """Bytes further back, skipping the nearest."""
+    """Bytes further back, skipping the nearest (j >= 6: ``bin2.b2_sparse_hash``)."""
+    if j >= 6:
+        return b2_sparse_hash(c.c8, tag, j)
     if j == 0:
         return hash2(tag, (c.c8 >> 8) & 0xFF)
     if j == 1:
@@ -106,7 +109,9 @@ cdef inline uint64_t record_hash(const Context* c, uint64_t tag, int j) noexcept
 
 
 cdef inline uint64_t indirect_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
-    """What followed the last byte(s) the previous times."""
+    """What followed the last byte(s) the previous times (j >= 3: ``bin2.b2_indirect_hash``)."""
+    if j >= 3:
+        return b2_indirect_hash(c.bin2, c.c8, c.pos, tag, j)
     if j == 0:
         return hash2(tag, (c.c8 & 0xFF) | (<uint64_t>c.follow1[c.c8 & 0xFF] << 8))
     if j == 1:

@@ -9,9 +9,9 @@ from libc.stdlib cimport calloc, free
 from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 
 from seqzip._kernels.cm.component cimport Cursor
-from seqzip._kernels.cm.context cimport (Context, ctx_free, ctx_init, ctx_markup_init,
-                                         ctx_row_length, ctx_update, ctx_words2_init,
-                                         ctx_x86_init)
+from seqzip._kernels.cm.context cimport (Context, ctx_bin2_init, ctx_free, ctx_init,
+                                         ctx_markup_init, ctx_row_length, ctx_update,
+                                         ctx_words2_init, ctx_x86_init)
 from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport (MIX_MAX_SETS, Mixer, Optimiser, mixer_predict,
                                        mixer_predict_sets, mixer_train, mixer_train_sets)
@@ -124,16 +124,21 @@ cdef Context* _fresh_context(bint records, bint periods, bint text,
 
 def py_context_hashes(bytes data, list contexts, bint records=True, bint periods=False,
                       bint text=False, bint markup=False, bint rows=False,
-                      bint words2=False):
+                      bint words2=False, bint bin2=False):
     """The hashes of ``contexts`` ((kind, j) pairs) after ``data`` (as bytes of the alphabet
     0..255), from a fresh context state (``periods``: record=2's detector, ``text``: the
     text trackers, ``markup``: the markup trackers, ``rows``: the row detector, ``words2``:
-    kind words2's trackers): for tests of the kinds' stability."""
+    kind words2's trackers, ``bin2``: the indirect2 contexts' state): for tests of the kinds'
+    stability."""
     cdef Context* c = _fresh_context(records, periods, text, rows)
     cdef kind_hash f
     ctx_markup_init(c, markup)
     ctx_x86_init(c, any(kind == K_CODE and 6 <= j <= 9 for kind, j in contexts))
     ctx_words2_init(c, words2)
+    if ctx_bin2_init(c, bin2):
+        ctx_free(c)
+        free(c)
+        raise MemoryError()
     try:
         for b in data:
             ctx_update(c, b, b)
