@@ -62,6 +62,7 @@ class CMSpec:
     post: int = 0  # the last mix's rate x 100000 (post.pxd; 0: none)
     floats: int = 0  # the float-sample expert's formats, a bit mask (floats.pxd)
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
+    net_sel: int = 0  # the network's prediction as context, a bit mask (netsel.pxd)
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,11 @@ class CMConfig:
     # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
     floats: int = 0  # float samples' expert (floats.pxd), formats: 1 IBM, 2 IEEE BE, 4 IEEE LE
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd; measured: README)
+    net_sel: int = 0  # the network's prediction put to more uses (netsel.pxd), a bit mask:
+    # (0) one more input, the log-odds of its top byte while the bits agree with it; (1) an
+    # SSE stage keyed by that byte's agreement, next bit and confidence, and the node; (2) one
+    # keyed by its P(1) in 16 buckets, the previous byte and the depth.  The weight sets
+    # "netp" and "nettop" read the same.  Needs a network
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -193,8 +199,9 @@ class CMConfig:
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
-                                               "post", "words2", "floats", "post_mode")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+                                               "post", "words2", "floats", "post_mode",
+                                               "net_sel")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -239,6 +246,8 @@ class CMConfig:
             raise ValueError("network and network_config go together")
         if self.network:
             self.network_model_config()  # raises ValueError when it does not parse
+        if (self.net_sel or {"netp", "nettop"} & set(sets)) and not self.network:
+            raise ValueError("net_sel and the netp and nettop sets need a network")
         if self.columns and not self.record:
             raise ValueError("columns needs record contexts")
         n_experts = len(parse_experts(self.experts))
@@ -260,7 +269,8 @@ class CMConfig:
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
+            n_experts + bool(self.network) + (self.net_sel & 1) + \
+            LIMITS["sample_maps"] * self.samples + \
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
             (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
@@ -278,7 +288,8 @@ class CMConfig:
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
-                      post=self.post, post_mode=self.post_mode, floats=self.floats)
+                      post=self.post, post_mode=self.post_mode, floats=self.floats,
+                      net_sel=self.net_sel)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -344,7 +355,8 @@ class CMConfig:
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
                  "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
-                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "words2": 8 * 4 * 4 * 8}
+                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "words2": 8 * 4 * 4 * 8,
+                 "netp": 16 * 8, "nettop": 16 * 8}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
@@ -361,6 +373,7 @@ class CMConfig:
             (self.rows > 0) * LIMITS["row_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
+            ((16 << B) * (self.net_sel >> 1 & 1) + 16 * 256 * 8 * (self.net_sel >> 2 & 1)) * 66 + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
