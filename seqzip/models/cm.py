@@ -190,11 +190,13 @@ class CMConfig:
     # keyed by its P(1) in 16 buckets, the previous byte and the depth.  The weight sets
     # "netp" and "nettop" read the same.  Needs a network.  Measured (issue 20, level 9 (47),
     # body bytes, alice29.txt 34,812, without the network 34,848): bit 0 -4 (asyoulik.txt -4,
-    # fields.c and cp.html 0, 300 KB of lcet10.txt -8 of 61,326); bit 1 or 2 with the stage
+    # fields.c and cp.html 0, 300 KB of lcet10.txt -8 of 61,326, of a book in HTML -8 of
+    # 45,506; binary (67) kennedy.xls -32 of 10,152, sum -4; +1% CPU); bit 1 or 2 with the stage
     # at weight 1 against 1 +32, +24, at 1 against 3 (today's) 0 and 0; the sets nettop +8,
     # netp +12.  The network's rate (0.002) moves more but not one way: 0.004 -12, 0.008
     # with bit 0 -4, 0.006 with bit 0 -28 (asyoulik.txt -12, cp.html -8) but lcet10.txt's
-    # 300 KB +28 and a book in HTML's +20 (0.004 with bit 0 there: 0); 96 units -12; training
+    # 300 KB +28 and a book in HTML's +20 (0.004 with bit 0 there: 0 and +4, kennedy.xls at
+    # 96 units +368); 96 units -12; training
     # every 40 bytes (half its CPU) +28
 
 
