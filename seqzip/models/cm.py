@@ -196,8 +196,7 @@ class CMConfig:
     # netp +12.  The network's rate (0.002) moves more but not one way: 0.004 -12, 0.008
     # with bit 0 -4, 0.006 with bit 0 -28 (asyoulik.txt -12, cp.html -8) but lcet10.txt's
     # 300 KB +28 and a book in HTML's +20 (0.004 with bit 0 there: 0 and +4, kennedy.xls at
-    # 96 units +368); 96 units -12; training
-    # every 40 bytes (half its CPU) +28
+    # 96 units +368); 96 units -12; training every 40 bytes (half its CPU) +28
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
