@@ -62,6 +62,7 @@ class CMSpec:
     post: int = 0  # the last mix's rate x 100000 (post.pxd; 0: none)
     floats: int = 0  # the float-sample expert's formats, a bit mask (floats.pxd)
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
+    net_sel: int = 0  # the network's prediction as context, a bit mask (netsel.pxd)
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,19 @@ class CMConfig:
     # 0xFF) kennedy.xls -0.56%, sum -0.53% (536: -0.53%); 537 and 34 68000 objects -0.89%
     # (+14% CPU); indirect2 290 text -0.18 to -0.55% (+2% CPU); level 1 binary with sparse 2,
     # indirect 1, 537, 34: -2.6 to -4.8% (+40% CPU; 8 and 34 alone kennedy.xls -2.3%, +9%)
+    net_sel: int = 0  # the network's prediction put to more uses (netsel.pxd), a bit mask:
+    # (0) one more input, the log-odds of its top byte while the bits agree with it; (1) an
+    # SSE stage keyed by that byte's agreement, next bit and confidence, and the node; (2) one
+    # keyed by its P(1) in 16 buckets, the previous byte and the depth.  The weight sets
+    # "netp" and "nettop" read the same.  Needs a network.  Measured (issue 20, level 9 (47),
+    # body bytes, alice29.txt 34,812, without the network 34,848): bit 0 -4 (asyoulik.txt -4,
+    # fields.c and cp.html 0, 300 KB of lcet10.txt -8 of 61,326, of a book in HTML -8 of
+    # 45,506; binary (67) kennedy.xls -32 of 10,152, sum -4; +1% CPU); bit 1 or 2 with the stage
+    # at weight 1 against 1 +32, +24, at 1 against 3 (today's) 0 and 0; the sets nettop +8,
+    # netp +12.  The network's rate (0.002) moves more but not one way: 0.004 -12, 0.008
+    # with bit 0 -4, 0.006 with bit 0 -28 (asyoulik.txt -12, cp.html -8) but lcet10.txt's
+    # 300 KB +28 and a book in HTML's +20 (0.004 with bit 0 there: 0 and +4, kennedy.xls at
+    # 96 units +368); 96 units -12; training every 40 bytes (half its CPU) +28
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -204,8 +218,8 @@ class CMConfig:
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
                                                "post", "words2", "floats", "post_mode",
-                                               "sparse2", "indirect2")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2)
+                                               "sparse2", "indirect2", "net_sel")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -250,6 +264,8 @@ class CMConfig:
             raise ValueError("network and network_config go together")
         if self.network:
             self.network_model_config()  # raises ValueError when it does not parse
+        if (self.net_sel or {"netp", "nettop"} & set(sets)) and not self.network:
+            raise ValueError("net_sel and the netp and nettop sets need a network")
         if self.columns and not self.record:
             raise ValueError("columns needs record contexts")
         n_experts = len(parse_experts(self.experts))
@@ -273,7 +289,8 @@ class CMConfig:
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
+            n_experts + bool(self.network) + (self.net_sel & 1) + \
+            LIMITS["sample_maps"] * self.samples + \
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
             (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
@@ -291,7 +308,8 @@ class CMConfig:
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
-                      post=self.post, post_mode=self.post_mode, floats=self.floats)
+                      post=self.post, post_mode=self.post_mode, floats=self.floats,
+                      net_sel=self.net_sel)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -357,7 +375,8 @@ class CMConfig:
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
                  "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
-                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "words2": 8 * 4 * 4 * 8}
+                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "words2": 8 * 4 * 4 * 8,
+                 "netp": 16 * 8, "nettop": 16 * 8}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
         match_table = 4 << min(self.history_bits, 24)
@@ -375,6 +394,7 @@ class CMConfig:
             (self.indirect2 > 0) * LIMITS["bin2_bytes"] + \
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
+            ((16 << B) * (self.net_sel >> 1 & 1) + 16 * 256 * 8 * (self.net_sel >> 2 & 1)) * 66 + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)

@@ -20,6 +20,9 @@ cdef struct SymbolExperts:
     double* probs        # (A,)
     double* trees        # (max(n, 1), 2^(B+1)) masses below each node
     int tree_size
+    bint top_input       # net_sel bit 0 (netsel.pxd): one more input, from the network's
+    bint keep_top        # net_sel != 0: the top is part of the state
+    int top              # top symbol's leaf node (2^B + symbol), set by se_begin
 
 
 cdef inline int se_init(SymbolExperts* e, int A, int B) noexcept nogil:
@@ -48,7 +51,43 @@ cdef inline int se_begin(SymbolExperts* e) noexcept nogil:
             tree[n + x] = e.probs[x] if x < e.A else 0.0
         for x in range(n - 1, 0, -1):
             tree[x] = tree[2 * x] + tree[2 * x + 1]
+    se_find_top(e)
     return STATUS_OK
+
+
+cdef inline void se_find_top(SymbolExperts* e) noexcept nogil:
+    """The network's (the last expert's) most probable symbol, the lowest on a tie."""
+    cdef int x, n = e.tree_size >> 1
+    cdef const double* tree = e.trees + (e.n - 1) * e.tree_size
+    if e.keep_top:
+        e.top = n
+        for x in range(n + 1, n + e.A):
+            if tree[x] > tree[e.top]:
+                e.top = x
+
+
+cdef inline double se_top_share(const SymbolExperts* e, int node, int depth, double* p1,
+                                int* agree, int* expect) noexcept nogil:
+    """The network's (the last expert's) P(1) at ``node`` (``depth`` bits in), whether
+    those bits are its top symbol's, the bit that symbol has next, and its share of the mass
+    below the node (0 when they disagree)."""
+    cdef const double* tree = e.trees + (e.n - 1) * e.tree_size
+    cdef int n = e.tree_size >> 1, top = n + (e.top & (n - 1)), B = e.B
+    cdef double t = tree[node]
+    p1[0] = tree[2 * node + 1] / t if t > 0.0 else 0.5
+    agree[0] = (top >> (B - depth)) == node
+    expect[0] = (top >> (B - 1 - depth)) & 1
+    return tree[top] / t if agree[0] and t > 0.0 else 0.0
+
+
+cdef inline double se_top_input(const SymbolExperts* e, const Cursor* at) noexcept nogil:
+    """net_sel bit 0's input: the top symbol's share's log-odds, + if it expects a 1."""
+    cdef double p1, share
+    cdef int agree, expect
+    share = se_top_share(e, at.node, at.depth, &p1, &agree, &expect)
+    if not agree:
+        return 0.0
+    return stretch_p(share) if expect else -stretch_p(share)
 
 
 cdef inline double se_input(const SymbolExperts* e, int k, int node) noexcept nogil:
@@ -74,6 +113,8 @@ cdef inline void se_c_predict(void* s, const Cursor* at, double* x) noexcept nog
     cdef int k
     for k in range(e.n):
         x[k] = se_input(e, k, at.node)
+    if e.top_input:
+        x[e.n] = se_top_input(e, at)
 
 
 cdef inline int se_c_update(void* s, const Cursor* at, int x) noexcept nogil:
@@ -97,8 +138,11 @@ cdef inline void se_c_free(void* s) noexcept nogil:
 
 cdef inline list se_c_fields(void* s):
     cdef SymbolExperts* e = <SymbolExperts*>s
-    return [("expert_probs", F_BYTES, <size_t>e.probs, e.A * 8, False),
-            ("trees", F_BYTES, <size_t>e.trees, max(e.n, 1) * e.tree_size * 8, False)]
+    out = [("expert_probs", F_BYTES, <size_t>e.probs, e.A * 8, False),
+           ("trees", F_BYTES, <size_t>e.trees, max(e.n, 1) * e.tree_size * 8, False)]
+    if e.keep_top:  # (any value is safe: kept inside the tree when used)
+        out.append(("net_top", F_BYTES, <size_t>&e.top, sizeof(int), False))
+    return out
 
 
 cdef inline int se_build(Component* c, const Cursor* at, object spec, object arg,
@@ -116,6 +160,9 @@ cdef inline int se_build(Component* c, const Cursor* at, object spec, object arg
     if len(arg) > MAX_SYMBOL_EXPERTS + 1:
         raise ValueError(f"at most {MAX_SYMBOL_EXPERTS} symbol experts and a network")
     e.n = c.n_inputs = len(arg)
+    e.top_input = bool(getattr(spec, "net_sel", 0) & 1) and e.n > 0
+    c.n_inputs += e.top_input
+    e.keep_top = getattr(spec, "net_sel", 0) != 0
     for k in range(e.n):
         expert = arg[k]
         if expert.iface.mode != SYMBOL_MODE or expert.iface.alphabet_size != at.A:

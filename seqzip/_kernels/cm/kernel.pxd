@@ -12,6 +12,7 @@ from seqzip._kernels.cm.gate cimport Gate
 from seqzip._kernels.cm.hashed cimport Contexts
 from seqzip._kernels.cm.match cimport MatchModel
 from seqzip._kernels.cm.mixer cimport Mixer, Optimiser
+from seqzip._kernels.cm.netsel cimport NetSel
 from seqzip._kernels.cm.post cimport Post
 from seqzip._kernels.cm.sse cimport Sse
 
@@ -58,6 +59,7 @@ cdef class CMKernel(Kernel):
     cdef Apm apm
     cdef Sse sse                           # sse > 0: counts, a learned mix, more stages
     cdef Post post                         # the last mix (post > 0)
+    cdef NetSel ns                         # the network's prediction as context (net_sel)
     cdef double p_mix, p_final
     cdef readonly long symbols_seen
     cdef list fields                       # every field of the state (``field.pxd``)

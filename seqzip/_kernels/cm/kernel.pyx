@@ -60,7 +60,9 @@ from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_bin
                                          ctx_fields, ctx_free, ctx_init, ctx_markup_init,
                                          ctx_record_length, ctx_update, ctx_words2_init,
                                          ctx_x86_init)
-from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, se_build
+from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, SymbolExperts, se_build
+from seqzip._kernels.cm.netsel cimport (ns_bit, ns_fields, ns_free, ns_init, ns_learn, ns_memory,
+                                        ns_refine, ns_rows)
 from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT, F_LONG, field_read, field_write
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
@@ -79,8 +81,8 @@ from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimi
                                        mixer_predict, mixer_predict_sets, mixer_train, mixer_train_sets,
                                        optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET, SEL_X86,
-                                           SEL_WORDS2, selector_ids, selector_rows,
-                                           selector_rows_of)
+                                           SEL_WORDS2, SEL_NETP, SEL_NETTOP, selector_ids,
+                                           selector_rows, selector_rows_of)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
                                       post_memory, post_refine)
 from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
@@ -104,7 +106,8 @@ LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes
               float_maps=FLOAT_MAPS, float_bytes=FLOAT_BYTES)
 # what ``checks.check_spec`` checks a spec against besides the config's bounds
 SPEC_LIMITS = dict(LIMITS, kinds=N_KINDS, params=64, selectors=N_SELECTORS, net=SEL_NET,
-                   gate=SEL_GATE, optimizers=tuple(OPTIMIZERS.values()))
+                   gate=SEL_GATE, net_sets=(SEL_NETP, SEL_NETTOP),
+                   optimizers=tuple(OPTIMIZERS.values()))
 
 
 # the interface's functions (``seqzip._core``): the kernel's step is plain C, so they need not
@@ -149,6 +152,7 @@ cdef class CMKernel(Kernel):
             apm_free(&self.apm)
             sse_free(&self.sse)
             post_free(&self.post)
+            ns_free(&self.ns)
 
     def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None):
         cdef int i, k, A = len(alphabet)
@@ -193,6 +197,8 @@ cdef class CMKernel(Kernel):
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
+        ns_init(&self.ns, spec, <SymbolExperts*>self.bank[self.n_bank - 1].state,
+                self.has_network, self.B, bool({SEL_NETP, SEL_NETTOP} & set(spec.selectors)))
         cdef int apm = spec.apm, apm_rate = spec.apm_rate, sse = getattr(spec, "sse", 0), status
         with nogil:  # the APMs' and sse's tables (millions of cells), the first page touches
             status = final_init(&self.sse, &self.apm, apm, apm_rate, sse, A, self.B)
@@ -325,6 +331,7 @@ cdef class CMKernel(Kernel):
             self.forced = 0
             return 0
         self.forced = -1
+        ns_bit(&self.ns, &self.at)  # the network's prediction as context (net_sel, its sets)
         if self.apm.n:  # the APM rows are known now: load them while the mixer works
             final_rows(&self.sse, &self.apm, &self.at, self.image)
         # the inputs: the bias, then each component's, in bank order (bank[0], the context
@@ -339,6 +346,8 @@ cdef class CMKernel(Kernel):
                 match_state = self._match_state()
                 selector_rows_of(rows, self.selector, self.n_sets, &self.at, self.cx.n_known,
                                  self.net_pattern, match_state)
+                ns_rows(rows, self.selector, self.n_sets, &self.ns, self.at.depth, SEL_NETP,
+                        SEL_NETTOP)
                 mixer_fetch(self.sets, rows, self.n_sets)
         # the mixer: each weight set, then the second layer
         if self.gate_set >= 0:
@@ -363,6 +372,7 @@ cdef class CMKernel(Kernel):
         if self.apm.n or self.sse.mask:
             self.apm.ctx[4] = (match_state << self.B) | node
             p = sse_refine(&self.sse, &self.apm, p, dot)
+        p = ns_refine(&self.ns, p)
         self.p_final = p = post_refine(&self.post, p, x, dot, self.sets, &self.at, match_state)
         k = <int>(p * 65536.0 + 0.5)
         if k < 16:
@@ -391,6 +401,7 @@ cdef class CMKernel(Kernel):
                 mixer_train(&self.final, self.y2, self.rate2, bit, &self.opt)
             sse_learn(&self.sse, &self.apm, bit)
             post_learn(&self.post, bit)
+            ns_learn(&self.ns, bit)
         self.at.node = self.at.node * 2 + bit
         self.at.depth += 1
         if self.at.depth == self.B:
@@ -507,7 +518,8 @@ cdef class CMKernel(Kernel):
         cdef int i
         cdef uint64_t total = (self.ctx.history_mask + 1) + apm_memory(&self.apm) + \
             gate_memory(&self.gate) + sse_memory(&self.sse) + post_memory(&self.post) + \
-            (4 * B2_WORDS if self.ctx.bin2 != NULL else 0)
+            (4 * B2_WORDS if self.ctx.bin2 != NULL else 0) + \
+            ns_memory(&self.ns)
         for i in range(self.n_bank):
             total += self.bank[i].memory(self.bank[i].state)
         for i in range(self.n_sets):
@@ -541,7 +553,7 @@ cdef class CMKernel(Kernel):
         if self.gate_set >= 0:
             out += gate_fields(&self.gate)
         out += apm_fields(&self.apm)
-        out += sse_fields(&self.sse) + post_fields(&self.post)
+        out += sse_fields(&self.sse) + post_fields(&self.post) + ns_fields(&self.ns)
         for i in range(self.n_bank):
             out += self.bank[i].fields(self.bank[i].state)
         return out

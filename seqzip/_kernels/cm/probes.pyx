@@ -15,7 +15,9 @@ from seqzip._kernels.cm.context cimport (Context, ctx_bin2_init, ctx_free, ctx_i
 from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.mixer cimport (MIX_MAX_SETS, Mixer, Optimiser, mixer_predict,
                                        mixer_predict_sets, mixer_train, mixer_train_sets)
-from seqzip._kernels.cm.selectors cimport selector_row
+from seqzip._kernels.cm.experts cimport SymbolExperts, se_find_top, se_init, se_top_input
+from seqzip._kernels.cm.netsel cimport NetSel, ns_bit, ns_rows
+from seqzip._kernels.cm.selectors cimport SEL_NETP, SEL_NETTOP, selector_row
 from seqzip._kernels.cm.x86 cimport X86_N
 from seqzip._kernels.cm.floats cimport float_encode, float_key, float_value, ibm_normal
 from seqzip._kernels.cm.tables cimport (MAX_STATES, N_STATES, STATE_LAST, STATE_N0, STATE_N1,
@@ -208,6 +210,37 @@ def py_selector_row(bytes data, int selector, int node=1):
     finally:
         free(c.history)
         free(c)
+
+
+def py_net_context(list probs, int node):
+    """The network's prediction as context (netsel.pxd) at ``node`` of a symbol over
+    len(probs) values (a power of 2) when the network's distribution is ``probs``: (the top
+    symbol, p1, the bit's class, its bucket, the rows of sets "netp" and "nettop", net_sel
+    bit 0's input)."""
+    cdef SymbolExperts e
+    cdef NetSel s
+    cdef Cursor at
+    cdef int x, n = len(probs), B = n.bit_length() - 1, rows[2]
+    cdef int sel[2]
+    e.n, e.keep_top, e.top_input = 1, True, True
+    if n < 2 or n & (n - 1) or not 1 <= node < n or se_init(&e, n, B) < 0:
+        raise ValueError("probs: a power of 2 of them; node inside the tree")
+    try:
+        for x in range(n):
+            e.trees[n + x] = probs[x]
+        for x in range(n - 1, 0, -1):
+            e.trees[x] = e.trees[2 * x] + e.trees[2 * x + 1]
+        se_find_top(&e)
+        at.A, at.B, at.node, at.depth, at.gnode = n, B, node, node.bit_length() - 1, 1
+        at.to_byte, at.ctx = NULL, NULL
+        s.mode, s.e, s.a.n = 0, &e, 0
+        ns_bit(&s, &at)
+        sel[0], sel[1] = SEL_NETP, SEL_NETTOP
+        ns_rows(rows, sel, 2, &s, at.depth, SEL_NETP, SEL_NETTOP)
+        return e.top - n, s.p1, s.cls, s.bucket, rows[0], rows[1], se_top_input(&e, &at)
+    finally:
+        free(e.probs)
+        free(e.trees)
 
 
 def py_run_nogil(Kernel kernel, const uint8_t[::1] symbols):

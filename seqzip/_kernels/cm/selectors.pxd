@@ -23,7 +23,9 @@ cdef enum:
     SEL_PIXEL = 13       # the 1-bit image's pixels around this one (image.pxd)
     SEL_X86 = 14         # x86 code: the decoder's stage and operand bytes left (x86.pxd)
     SEL_WORDS2 = 15      # the word's length, the last byte's kind, the word's place (words2)
-    N_SELECTORS = 16
+    SEL_NETP = 16        # the network's P(1) for the bit in 16 buckets, the depth (netsel.pxd)
+    SEL_NETTOP = 17      # the network's top symbol: agree, its next bit, confidence; the depth
+    N_SELECTORS = 18
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -33,7 +35,7 @@ cdef inline dict selector_ids():
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "code": SEL_CODE,
             "code32": SEL_CODE32, "pixel": SEL_PIXEL, "x86": SEL_X86,
-            "words2": SEL_WORDS2}
+            "words2": SEL_WORDS2, "netp": SEL_NETP, "nettop": SEL_NETTOP}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -67,6 +69,8 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 64 << B
     if sel == SEL_WORDS2:
         return 8 * 4 * 4 * 8
+    if sel == SEL_NETP or sel == SEL_NETTOP:
+        return 16 * 8  # their rows: netsel.ns_rows
     return 1
 
 
