@@ -62,6 +62,7 @@ class CMSpec:
     post: int = 0  # the last mix's rate x 100000 (post.pxd; 0: none)
     floats: int = 0  # the float-sample expert's formats, a bit mask (floats.pxd)
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
+    cx_inputs: int = 0  # more inputs per hashed context, a bit mask (cxinputs.pxd)
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,10 @@ class CMConfig:
     # phrase) alice29.txt -0.60%, asyoulik.txt -0.29% at no measurable CPU
     floats: int = 0  # float samples' expert (floats.pxd), formats: 1 IBM, 2 IEEE BE, 4 IEEE LE
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd; measured: README)
+    cx_inputs: int = 0  # more inputs per hashed context (cxinputs.pxd), a bit mask: (1) its
+    # probability in the linear domain, (2) its log-odds when its history holds one bit value
+    # only, (4) a second map's log-odds (by state and bit depth, a faster rate); (8) the share
+    # of contexts never seen
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -193,8 +198,9 @@ class CMConfig:
     ADDED_FIELDS: ClassVar[tuple[str, ...]] = ("aligned", "columns", "text", "image",
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
-                                               "post", "words2", "floats", "post_mode")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+                                               "post", "words2", "floats", "post_mode",
+                                               "cx_inputs")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -263,7 +269,8 @@ class CMConfig:
             n_experts + bool(self.network) + LIMITS["sample_maps"] * self.samples + \
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
-            (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
+            (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0) + \
+            len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -278,7 +285,8 @@ class CMConfig:
                       periods=self.record == 2, image=self.image,
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
-                      post=self.post, post_mode=self.post_mode, floats=self.floats)
+                      post=self.post, post_mode=self.post_mode, floats=self.floats,
+                      cx_inputs=self.cx_inputs)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -362,7 +370,8 @@ class CMConfig:
             bin(self.rows >> 8).count("1") * (6 << 20) + \
             _sse_memory(self.sse, self.apm, A, B) + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
-            post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse)
+            post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
+            (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128; the last mix (post.pxd)
         total += experts_memory(self.experts, A)
