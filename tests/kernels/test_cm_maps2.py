@@ -141,3 +141,21 @@ def test_memory_counted_and_default_leaves_the_state_alone():
     assert not any(name.startswith("cxmap") for name in state)
     assert len(state["inputs"]) == 96 * 8  # the states of before: 96 inputs
     assert CMSpec.__dataclass_fields__["cx_inputs"].default == 0
+
+
+@pytest.mark.parametrize("mask", [1, 4, 11, 15])
+def test_rows_start_as_a_mean_of_the_log_odds_inputs(mask):
+    """mix_init=1: each row's weights sum to 2 over the inputs of before and the second
+    maps', the linear, deterministic and share inputs at 0; mix_init=0 leaves every weight
+    at 0."""
+    k = kernel(cx_inputs=mask, mix_init=1, **SMALL)
+    n = len(CMConfig(**SMALL).spec.contexts)
+    width = len(first_inputs(kernel(cx_inputs=mask, **SMALL)))
+    per = bin(mask & 7).count("1")
+    first = width - count(mask, n)
+    zero = [first + j * per + b for j in range(n) for b in range((mask & 1) + (mask >> 1 & 1))]
+    zero += [width - 1] if mask & 8 else []
+    w = k.get_state()["set0.w"].view("=f8").reshape(-1, width)
+    assert (w[:, zero] == 0.0).all() and (w[:, 0] == 0.0).all()
+    assert np.allclose(w.sum(axis=1), 2.0)
+    assert not kernel(cx_inputs=mask, **SMALL).get_state()["set0.w"].view("=f8").any()
