@@ -190,7 +190,10 @@ class CMConfig:
     # of contexts never seen.  Measured (body bytes, alice29.txt, asyoulik.txt, fields.c,
     # cp.html): level 9 without its mLSTM 1 +0.12%, 2 +0.05%, 4 +0.41%, 8 -0.04%; level 6 1
     # +0.12%, 2 +0.01%, 4 +0.35%, 8 -0.04%; level 6's binary variant (62) on kennedy.xls,
-    # sum, ptt5: 2 -1.50%, -0.26%, -0.66%, 1 and 8 within 0.3%, 4 +0.4 to +1.6%
+    # sum, ptt5: 2 -1.50%, -0.26%, -0.66%, 1 and 8 within 0.3%, 4 +0.4 to +1.6%; 68000
+    # variant (65) m68k objects 2 -0.34%; level 6 2 on 300 KB of lcet10.txt and of prose in
+    # HTML -0.10%, wiki-like XML -0.21%.  CPU (level 6, alice29.txt): 1 +29%, 2 +19%, 4
+    # +33%, 8 +3%, 7 +70%
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
