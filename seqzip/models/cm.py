@@ -192,7 +192,8 @@ class CMConfig:
     # +0.12%, 2 +0.01%, 4 +0.35%, 8 -0.04%; level 6's binary variant (62) on kennedy.xls,
     # sum, ptt5: 2 -1.50%, -0.26%, -0.66%, 1 and 8 within 0.3%, 4 +0.4 to +1.6%; 68000
     # variant (65) m68k objects 2 -0.34%; level 6 2 on 300 KB of lcet10.txt and of prose in
-    # HTML -0.10%, wiki-like XML -0.21%.  CPU (level 6, alice29.txt): 1 +29%, 2 +19%, 4
+    # HTML -0.10%, wiki-like XML -0.21%; level 9's binary variant (67, no mLSTM) 2
+    # kennedy.xls -1.41%, sum -0.16%.  CPU (level 6, alice29.txt): 1 +29%, 2 +19%, 4
     # +33%, 8 +3%, 7 +70%
 
 
