@@ -63,6 +63,7 @@ class CMSpec:
     floats: int = 0  # the float-sample expert's formats, a bit mask (floats.pxd)
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
     net_sel: int = 0  # the network's prediction as context, a bit mask (netsel.pxd)
+    cx_inputs: int = 0  # more inputs per hashed context, a bit mask (cxinputs.pxd)
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,17 @@ class CMConfig:
     # with bit 0 -4, 0.006 with bit 0 -28 (asyoulik.txt -12, cp.html -8) but lcet10.txt's
     # 300 KB +28 and a book in HTML's +20 (0.004 with bit 0 there: 0 and +4, kennedy.xls at
     # 96 units +368); 96 units -12; training every 40 bytes (half its CPU) +28
+    cx_inputs: int = 0  # more inputs per hashed context (cxinputs.pxd), a bit mask: (1) its
+    # probability in the linear domain, (2) its log-odds when its history holds one bit value
+    # only, (4) a second map's log-odds (by state and bit depth, a faster rate); (8) the share
+    # of contexts never seen.  Measured (body bytes, alice29.txt, asyoulik.txt, fields.c,
+    # cp.html): level 9 without its mLSTM 1 +0.12%, 2 +0.05%, 4 +0.41%, 8 -0.04%; level 6 1
+    # +0.12%, 2 +0.01%, 4 +0.35%, 8 -0.04%; level 6's binary variant (62) on kennedy.xls,
+    # sum, ptt5: 2 -1.50%, -0.26%, -0.66%, 1 and 8 within 0.3%, 4 +0.4 to +1.6%; 68000
+    # variant (65) m68k objects 2 -0.34%; level 6 2 on 300 KB of lcet10.txt and of prose in
+    # HTML -0.10%, wiki-like XML -0.21%; level 9's binary variant (67, no mLSTM) 2
+    # kennedy.xls -1.41%, sum -0.16%.  CPU (level 6, alice29.txt): 1 +29%, 2 +19%, 4
+    # +33%, 8 +3%, 7 +70%
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -218,8 +230,8 @@ class CMConfig:
                                                "aligned16", "numeric", "samples", "markup",
                                                "code", "mix_init", "rows", "sse", "runs",
                                                "post", "words2", "floats", "post_mode",
-                                               "sparse2", "indirect2", "net_sel")
-    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1)
+                                               "sparse2", "indirect2", "net_sel", "cx_inputs")
+    ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set below the tables
@@ -293,7 +305,8 @@ class CMConfig:
             LIMITS["sample_maps"] * self.samples + \
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
-            (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0)
+            (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0) + \
+            len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -309,7 +322,7 @@ class CMConfig:
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
                       post=self.post, post_mode=self.post_mode, floats=self.floats,
-                      net_sel=self.net_sel)
+                      net_sel=self.net_sel, cx_inputs=self.cx_inputs)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -396,7 +409,8 @@ class CMConfig:
             _sse_memory(self.sse, self.apm, A, B) + \
             ((16 << B) * (self.net_sel >> 1 & 1) + 16 * 256 * 8 * (self.net_sel >> 2 & 1)) * 66 + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
-            post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse)
+            post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
+            (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128; the last mix (post.pxd)
         total += experts_memory(self.experts, A)

@@ -40,6 +40,7 @@ CONFIG_BOUNDS = {
     "sse": (0, 255),  # a bit mask (sse.pxd's SSE_MASK)
     "words2": (0, 65535),  # a bit mask of kind words2's contexts
     "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
+    "cx_inputs": (0, 15),  # a bit mask of the inputs per hashed context (cxinputs.pxd)
 }
 def post_bytes(post: int, mode: int, n_inputs: int, spec, apm: int, sse: int) -> int:
     """Bytes the last mix allocates (post.pxd, ``post_mode``): its inputs, and 3 doubles per
@@ -161,6 +162,10 @@ def check_tables(L: dict, raw: dict):
     for i in range(L["n_hashed"] + 2):
         _below(raw, f"map{i}.n", "=u2", L["sm_limit"] + 1)
     _below(raw, "map_state", "=i4", n)
+    for i in range(L["n_hashed"] if "cxmap.index" in raw else 0):  # cx_inputs' second maps
+        size = _below(raw, f"cxmap{i}.n", "=u2", L["sm_limit"] + 1).size
+    if "cxmap.index" in raw:
+        _below(raw, "cxmap.index", "=i4", size, -1)
 
 
 def check_slots(L: dict, slots) -> list:

@@ -17,7 +17,8 @@ from seqzip._kernels.cm.post cimport Post
 from seqzip._kernels.cm.sse cimport Sse
 
 cdef enum:
-    MAX_INPUTS = 96, MAX_SETS = 8, MAX_MATCH = 2
+    MAX_INPUTS = 256, MAX_SETS = 8, MAX_MATCH = 2
+    STATE_INPUTS = 96  # the inputs a state holds at least (all before cx_inputs: 96 at most)
 
 
 @cython.final

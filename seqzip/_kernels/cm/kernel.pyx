@@ -67,6 +67,7 @@ from seqzip._kernels.cm.field cimport F_BYTES, F_F64, F_INT, F_LONG, field_read,
 from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, gate_memory,
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
+from seqzip._kernels.cm.cxinputs cimport ci_build, ci_init_weights
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
@@ -241,6 +242,8 @@ cdef class CMKernel(Kernel):
         self.runs = self.n_bank if getattr(spec, "runs", 0) else -1  # run information
         if self.runs >= 0:
             self._add(runs_build, spec, <size_t>self.cx)
+        if getattr(spec, "cx_inputs", 0):  # more inputs per hashed context (cxinputs.pxd)
+            self._add(ci_build, spec, <size_t>self.cx)
         self._add(se_build, spec, self.owned)
         return 0
 
@@ -263,6 +266,7 @@ cdef class CMKernel(Kernel):
             rows = selector_rows(self.selector[i], self.A, self.B, self.cx.n_hashed)
             if mixer_init(&self.sets[i], rows, self.n_inputs, &self.opt) < 0:
                 raise MemoryError()
+        ci_init_weights(self.bank, self.n_bank, self.sets, self.n_sets)  # cx_inputs' start
         self.layer2 = spec.layer2 and self.n_sets > 1
         if self.layer2:
             if mixer_init(&self.final, 1 << self.B, self.n_sets + 1, &self.opt) < 0:
@@ -545,7 +549,8 @@ cdef class CMKernel(Kernel):
                 ("opt.b2t", F_F64, <size_t>&self.opt.b2t, 8, False),
                 ("out.p_mix", F_F64, <size_t>&self.p_mix, 8, False),
                 ("out.p_final", F_F64, <size_t>&self.p_final, 8, False),
-                ("inputs", F_BYTES, <size_t>&self.inputs[0], sizeof(self.inputs), False),
+                ("inputs", F_BYTES, <size_t>&self.inputs[0], 8 * max(STATE_INPUTS, self.n_inputs),
+                 False),
                 ("y2", F_BYTES, <size_t>&self.y2[0], sizeof(self.y2), False)]
         for i in range(self.n_sets):
             out += mixer_fields(&self.sets[i], f"set{i}", True)

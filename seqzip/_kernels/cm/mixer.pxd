@@ -34,7 +34,7 @@ cdef extern from *:
 
 cdef enum:
     MIX_MAX_SETS = 8     # sets ``mixer_predict_sets`` and ``mixer_train_sets`` take at once
-    MAX_ROW = 128        # ... and inputs (wider rows: ``mixer_train`` one set after another)
+    MAX_ROW = 256        # ... and inputs (wider rows: ``mixer_train`` one set after another)
 
 cdef extern from *:
     """
