@@ -106,7 +106,7 @@ def as_version_4(stream: bytes) -> bytes:
     """A stream rewritten as format 4 wrote it: the same fields and payloads under the
     fixed-size header and frame heads (checksums recomputed)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (6, 8, 10, 12, 14, 16, 18)
+    assert header.version in (6, 8, 10, 12, 14, 16, 18, 20)
     config = header.config
     if config[0] == 0:  # a custom config: format 4 stored its JSON array
         spec = seqzip.api.spec_for_header(header)
@@ -139,7 +139,8 @@ def as_version_3(stream: bytes) -> bytes:
 
 # cm's presets of ids beyond 9 (issue 20 and later: ``models.cm.PRESETS``), seed 1, on the
 # golden input x 20, coded by the preset itself (not its variant for binary data): preset id ->
-# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45, 14 for 46-60, 16 for 61-75, 18 for 76-90), and in format 6 for the ids
+# size and SHA-256 of the stream in format 8 (10 for ids 16-30, 12 for 31-45, 14 for 46-60, 16 for 61-75, 18 for 76-90, 20 for 91-105),
+# and in format 6 for the ids
 # its four flag bits can name.
 GOLDEN_STREAMS_LATER = {
     ("cm", 10): (76, "08338a07db2c263fb12c7d1d66a61d36b3895971944d12a9041117f3fd888e95"),
@@ -160,6 +161,10 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 48): (68, "ccbd1dd46505da8cebe7e07f685d9b2d80950968d7d6a240ec5826ac130cc82d"),
     # round six (format 16): level 6 (the last mix over the stages' outputs too)
     ("cm", 61): (68, "97b5800347d64780b499359197dfc2299becc74953e6081035952a4403838b5d"),
+    # round seven (formats 18 and 20): levels 6 and 9 (more indirect contexts; level 9 the
+    # network's top byte as an input)
+    ("cm", 83): (68, "c07eedffa8b72c0a295e43db4361a7b91b637965202fb3c6dbd8bb061098f545"),
+    ("cm", 84): (68, "7ec59e020383edfa5ee93abd2ce7f35806bf2f320d4b669947f6fd28f62092fb"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -231,6 +236,19 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 80): (72, "c0bfbc3aa57f31a8fb610e1d73664f6eabd610a6794b540a0c4cf5f22f7452f6"),
     ("cm", 81): (72, "a1f92bf51a62cb1e6d61fdd5f30a585abb659ee5a26c53300b2606ef9361915a"),
     ("cm", 82): (72, "2db446dba4e220dc960384a37e6f1aa95f2596edb6553cb1fbc2b94fc431d234"),
+    # round seven: level 6's variants (binary, x86, RISC, 68000), level 9's, level 1's
+    # (binary, x86, RISC)
+    ("cm", 85): (68, "47b29072cc4bd0df744482666f27e6e32575978238237a64a7c05f72ccc4ff77"),
+    ("cm", 86): (68, "509cb0988653140fd05e7ce1abaf8ed8d27f84ae990ff7a70f1aee0e55f86888"),
+    ("cm", 87): (68, "26b992a4f385cfb5649e08b1a7d3cd98d722f19e95519cb19df36a29f6b6789d"),
+    ("cm", 88): (68, "8cf0a439ffa4d5639c9a45f1fa18db9b8f5bd03215c0458471c3301729a1ce4a"),
+    ("cm", 89): (68, "c5dfeb94872c9e66a4bd057fb4e3531cb585c81d0bc3f23b91e9abbd1f113475"),
+    ("cm", 90): (68, "13e9f8dc2e626e74e56a9aa450e225883a33cd1673eaa348a3025b439cd53e44"),
+    ("cm", 91): (68, "323c12f551c57efd2244e78e649a463b411df3a5b320386c1b25b18269afd07c"),
+    ("cm", 92): (68, "317b462e70cc1a9ca27cf0b2c394f0c2e1fcc219129a6a1449afdc736bd8185b"),
+    ("cm", 93): (72, "2646ee1e29bda86864429d8aa32384b8522abc067a26e1f81417decd983630fa"),
+    ("cm", 94): (72, "88f58aa91e69b9c11ddc6be9cf1af370c62612e93a6eb3ca45c285c6285c8e4e"),
+    ("cm", 95): (72, "3f4843d946ae034ba341a0a84240706e59fcd6d4da7819b584659b94da62c623"),
 }
 
 
@@ -345,7 +363,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(46, 61)):
                "c3a3dcd75847d70f2b88e72c5b914d463f97fa7f3aaeeca1dec732b56038c8fe",
            tuple(range(61, 83)):
-               "576880357caa28d73b08a8a420390419ef58aaaeb999cce5d0fde2821958e3cc"},
+               "576880357caa28d73b08a8a420390419ef58aaaeb999cce5d0fde2821958e3cc",
+           tuple(range(83, 96)):
+               "634847c2bda35616f34dd3ecf95c3e4f484046fd4837fc0dce9086862b70b923"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -218,7 +218,7 @@ def preset_ids(cls: type) -> frozenset[int]:
 
 def levels_of_config(cls: type[C], config: C) -> list[int]:
     """Every level whose preset is ``config``, or whose variant for some data it is
-    (``VARIANT_IDS``) (often one; none for a custom config).
+    (``VARIANT_IDS``, ``DATA_VARIANTS``) (often one; none for a custom config).
 
         >>> from seqzip.models.order2 import Order2Config
         >>> levels_of_config(Order2Config, Order2Config.for_level(6))
@@ -226,7 +226,9 @@ def levels_of_config(cls: type[C], config: C) -> list[int]:
     """
     ids = getattr(cls, "PRESET_IDS", {})
     varied = {base for preset_id, (base, _) in getattr(cls, "VARIANT_IDS", {}).items()
-              if preset_by_id(cls, preset_id) == config}
+              if preset_by_id(cls, preset_id) == config} | \
+        {base for base, kinds in getattr(cls, "DATA_VARIANTS", {}).items()
+         if any(preset_by_id(cls, i) == config for i in kinds.values())}
     return [level for level in LEVELS
             if ids.get(level, level) in varied or preset(cls, level) == config]
 

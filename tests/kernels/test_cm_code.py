@@ -181,7 +181,7 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     assert not looks_like_68000(_scan_profile(io.BytesIO(other))[1].words)
     # at an odd offset the words are not instructions
     assert not looks_like_68000(_scan_profile(io.BytesIO(b"\x01" + code))[1].words)
-    for level, m68k, binary in ((6, 65, 62), (9, 70, 67)):
+    for level, m68k, binary in ((6, 88, 85), (9, 92, 89)):
         base = CMConfig.for_level(level)
         assert CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[level]]["m68k"] == m68k
         variant = base.for_data(b"\x00", profile)
@@ -190,5 +190,5 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
         assert base.for_data(b"\x00", _scan_profile(io.BytesIO(other))[1]) == \
             CMConfig.for_preset_id(binary)
     packed = seqzip.compress(code, 6)
-    assert parse_header(packed)[0].config == bytes([65])
+    assert parse_header(packed)[0].config == bytes([88])
     assert seqzip.decompress(packed) == code
