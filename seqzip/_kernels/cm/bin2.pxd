@@ -16,7 +16,7 @@
 # followed them the last times; (10) the last byte and the three that followed it; (11) the
 # last byte and the distances to the last newline and space.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
-from seqzip._kernels.cm.tables cimport hash2
+from seqzip._kernels.cm.tables cimport bit_length, hash2
 
 cdef enum:
     B2_F3 = 0                    # 2^16 histories (3 bytes) of hashed 3-byte contexts
@@ -38,12 +38,9 @@ cdef inline uint32_t b2_slot3(uint64_t c8) noexcept nogil:
 cdef inline uint64_t b2_quantise(uint64_t d) noexcept nogil:
     """A distance in 0..47: itself below 8, else its length in bits and the bit after the
     top one (two steps an octave; every distance of 2^23 or more is 47)."""
-    cdef uint64_t n = 0, x = d
+    cdef uint64_t n = bit_length(d)
     if d < 8:
         return d
-    while x:
-        x >>= 1
-        n += 1
     return min(<uint64_t>47, 8 + 2 * (n - 4) + ((d >> (n - 2)) & 1))
 
 

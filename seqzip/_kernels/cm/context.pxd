@@ -124,7 +124,6 @@ cdef inline int ctx_rows_init(Context* c, bint rows) noexcept nogil:
     """With row contexts (after ``ctx_init``): the row detector's state, zeroed (the
     caller frees ``c.rows``); -1 when it cannot be allocated."""
     c.rows = NULL
-    c.bin2 = NULL
     if rows:
         c.rows = <uint32_t*>calloc(ROW_WORDS, sizeof(uint32_t))
         if c.rows == NULL:
@@ -138,6 +137,7 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     memory (``ctx_free`` frees what was allocated)."""
     c.history_mask = (<uint64_t>1 << history_bits) - 1
     c.history = <uint8_t*>big_calloc(c.history_mask + 1, 0)
+    c.bin2 = NULL  # ctx_bin2_init allocates it
     c.pos = 0
     c.c8 = 0
     c.c1_index = 0

@@ -9,7 +9,6 @@
 # symbol, whose rate stops falling at MAP2_LIMIT (faster than the first map's SM_LIMIT);
 # then (8) one input: the share of the hashed contexts never seen.  The inputs come context
 # by context (each context's in bit order), the share last.
-from libc.stdint cimport int64_t, uint32_t
 from libc.stdlib cimport calloc, free
 from seqzip._kernels.cm.component cimport Component, Cursor, nothing_bit, nothing_begin, \
     nothing_symbol, nothing_walk
@@ -17,9 +16,8 @@ from seqzip._kernels.cm.field cimport F_BYTES
 from seqzip._kernels.cm.hashed cimport Contexts
 from seqzip._kernels.cm.mixer cimport INIT_SHARE, Mixer
 from seqzip._kernels.cm.slots cimport MAX_CONTEXTS
-from seqzip._kernels.cm.tables cimport (MAX_STATES, RECIPROCAL, STATE_N0, STATE_N1, STRETCH,
-                                        StateMap, sm_fields, sm_init_half, sm_init_states,
-                                        sm_memory,
+from seqzip._kernels.cm.tables cimport (MAX_STATES, STATE_N0, STATE_N1, StateMap, sm_fields,
+                                        sm_init_half, sm_init_states, sm_learn_to, sm_memory,
                                         sm_stretch)
 
 cdef enum:
@@ -41,9 +39,14 @@ cdef struct CxInputs:
     StateMap map2[MAX_CONTEXTS]    # (MAP2_DEPTHS * MAX_STATES,) each
 
 
+cdef inline int ci_per_context(int mask) noexcept nogil:
+    """The inputs of ``cx_inputs`` = mask per hashed context (bits 1, 2, 4)."""
+    return (mask & 1) + (mask >> 1 & 1) + (mask >> 2 & 1)
+
+
 cdef inline int ci_count(int mask, int n_hashed) noexcept nogil:
     """The inputs of ``cx_inputs`` = mask over ``n_hashed`` contexts."""
-    return n_hashed * ((mask & 1) + (mask >> 1 & 1) + (mask >> 2 & 1)) + (mask >> 3 & 1)
+    return n_hashed * ci_per_context(mask) + (mask >> 3 & 1)
 
 
 cdef inline void ci_predict(void* s, const Cursor* at, double* x) noexcept nogil:
@@ -72,22 +75,14 @@ cdef inline void ci_predict(void* s, const Cursor* at, double* x) noexcept nogil
 
 
 cdef inline void ci_learn(void* s, const Cursor* at, int bit) noexcept nogil:
-    """The second maps learn as StateMaps do (``tables.sm_learn``), their counts capped at
-    MAP2_LIMIT."""
+    """The second maps learn as StateMaps do, their counts capped at MAP2_LIMIT."""
     cdef CxInputs* c = <CxInputs*>s
-    cdef int i, j
-    cdef int64_t target = 4294967295LL if bit else 0, p
-    cdef StateMap* m
+    cdef int i
     if not c.mask & 4:
         return
     for i in range(c.n):
-        j = c.index[i]
-        if j >= 0:
-            m = &c.map2[i]
-            p = m.p[j]
-            m.p[j] = <uint32_t>(p + ((target - p) * RECIPROCAL[m.n[j]] >> 16))
-            if m.n[j] < MAP2_LIMIT:
-                m.n[j] += 1
+        if c.index[i] >= 0:
+            sm_learn_to(&c.map2[i], c.index[i], bit, MAP2_LIMIT)
 
 
 cdef inline size_t ci_memory(const void* s) noexcept nogil:
@@ -179,7 +174,7 @@ cdef inline void ci_init_weights(const Component* bank, int n_bank, Mixer* sets,
     if k == n_bank:
         return
     c = <const CxInputs*>bank[k].state
-    per = (c.mask & 1) + (c.mask >> 1 & 1) + (c.mask >> 2 & 1)
+    per = ci_per_context(c.mask)
     zero = c.n * ((c.mask & 1) + (c.mask >> 1 & 1)) + (c.mask >> 3 & 1)
     for s in range(n_sets):
         n = sets[s].n

@@ -33,10 +33,10 @@ from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Curs
                                            nothing_bit)
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT
 from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_record_length, ctx_row_length
-from seqzip._kernels.cm.tables cimport (StateMap, sm_fields, sm_init_half, sm_learn,
+from seqzip._kernels.cm.tables cimport (StateMap, bit_length, sm_fields, sm_init_half, sm_learn,
                                         sm_stretch)
 from seqzip._kernels.detmath cimport _pow2
-from seqzip._kernels.cm.samples cimport (bit_length, clamp_q, err_moved, interval_q,
+from seqzip._kernels.cm.samples cimport (clamp_q, err_moved, interval_q,
                                          map_index)
 
 cdef enum:

@@ -20,7 +20,7 @@
 # same (``ns_rows``).
 from libc.stdint cimport uint16_t
 from libc.stdlib cimport free
-from seqzip._kernels.cm.apm cimport APM_BINS, Apm, apm_init_stage, apm_refine
+from seqzip._kernels.cm.apm cimport APM_BINS, Apm, apm_init_stage, apm_memory, apm_refine
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.experts cimport SymbolExperts, se_top_share
 from seqzip._kernels.cm.field cimport F_BYTES
@@ -93,12 +93,6 @@ cdef inline int ns_init(NetSel* s, spec, SymbolExperts* e, bint network, int B,
     return 0
 
 
-cdef inline int ns_sets_rows(int sse, int B) noexcept nogil:
-    """Rows of the SSE stages of ``net_sel`` = sse (for the memory count)."""
-    return (NS_CLASSES << B if sse & NS_SSE_TOP else 0) + \
-        (NS_BUCKETS * 256 * 8 if sse & NS_SSE_P else 0)
-
-
 cdef inline double ns_refine(NetSel* s, double p) noexcept nogil:
     """p and the stages' outputs averaged, p with weight 3 (each stage's 1: equal weights
     cost alice29.txt 0.1% at level 9)."""
@@ -106,7 +100,7 @@ cdef inline double ns_refine(NetSel* s, double p) noexcept nogil:
     cdef int i
     if s.a.n == 0:
         return p
-    q = apm_refine(&s.a, p, stretch_p(p))  # sets the bins, the fractions and the outputs
+    apm_refine(&s.a, p, stretch_p(p))  # sets the bins, the fractions and the outputs
     q = p * 3.0
     for i in range(s.a.n):
         q = q + s.a.out[i]
@@ -115,7 +109,8 @@ cdef inline double ns_refine(NetSel* s, double p) noexcept nogil:
 
 cdef inline void ns_learn(NetSel* s, int bit) noexcept nogil:
     """The stages' two bins move toward the bit (rows and bins kept inside their tables: a
-    restored state's may be anything)."""
+    restored state's may be anything).  Not ``apm.apm_learn``: its steps divide as C does
+    (toward zero), these as Python does (down), and the streams are what they are."""
     cdef int target = 65535 if bit else 0, i, at
     cdef double frac
     cdef uint16_t* cell
@@ -134,11 +129,7 @@ cdef inline void ns_learn(NetSel* s, int bit) noexcept nogil:
 
 
 cdef inline size_t ns_memory(const NetSel* s) noexcept nogil:
-    cdef size_t total = 0
-    cdef int i
-    for i in range(s.a.n):
-        total += <size_t>s.a.contexts[i] * APM_BINS * 2
-    return total
+    return apm_memory(&s.a)
 
 
 cdef inline void ns_free(NetSel* s) noexcept nogil:

@@ -14,8 +14,8 @@ from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Curs
                                            nothing_bit)
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT
 from seqzip._kernels.cm.context cimport Context, ctx_back
-from seqzip._kernels.cm.tables cimport (StateMap, sm_fields, sm_init_half, sm_learn,
-                                        sm_stretch)
+from seqzip._kernels.cm.tables cimport (StateMap, bit_length, sm_fields, sm_init_half,
+                                        sm_learn, sm_stretch)
 
 cdef enum:
     SAMPLE_MAPS = 6       # predictors: (2 bytes, linear), (2, v1), (4, linear), (4, v1),
@@ -81,15 +81,6 @@ cdef inline int64_t _predict(const Samples* ms, const Context* c, uint64_t back,
     if p > 2 * top - 1:
         return 2 * top - 1
     return p
-
-
-cdef extern from *:
-    """
-    static inline int seqzip_bit_length(unsigned long long v) {
-        return v ? 64 - __builtin_clzll(v) : 0;
-    }
-    """
-    int bit_length "seqzip_bit_length"(unsigned long long v) noexcept nogil  # v's bit length
 
 
 # What this expert and the float-sample one (floats.pxd) share: where a prediction lies in

@@ -162,6 +162,15 @@ cdef inline uint64_t hash2(uint64_t a, uint64_t b) noexcept nogil:
 
 # ---------------------------------------------------------------- StateMap
 
+cdef extern from *:
+    """
+    static inline int seqzip_bit_length(unsigned long long v) {
+        return v ? 64 - __builtin_clzll(v) : 0;
+    }
+    """
+    int bit_length "seqzip_bit_length"(unsigned long long v) noexcept nogil  # v's bit length
+
+
 cdef struct StateMap:
     uint32_t* p          # (size,) P(1) << 32 per index (a bit-history state, a bucket)
     uint16_t* n          # adaptation counts
@@ -205,13 +214,18 @@ cdef inline double sm_stretch(const StateMap* m, int s) noexcept nogil:
     return STRETCH[m.p[s] >> 20]
 
 
-cdef inline void sm_learn(StateMap* m, int s, int bit) noexcept nogil:
-    """The learning rule: p += (bit - p) / (n + 1.5), n counting to SM_LIMIT."""
+cdef inline void sm_learn_to(StateMap* m, int s, int bit, int limit) noexcept nogil:
+    """The learning rule: p += (bit - p) / (n + 1.5), n counting to ``limit`` (<= SM_LIMIT)."""
     cdef int64_t target = 4294967295LL if bit else 0
     cdef int64_t p = m.p[s]
     m.p[s] = <uint32_t>(p + ((target - p) * RECIPROCAL[m.n[s]] >> 16))
-    if m.n[s] < SM_LIMIT:
+    if m.n[s] < limit:
         m.n[s] += 1
+
+
+cdef inline void sm_learn(StateMap* m, int s, int bit) noexcept nogil:
+    """The learning rule, n counting to SM_LIMIT."""
+    sm_learn_to(m, s, bit, SM_LIMIT)
 
 
 cdef inline size_t sm_memory(const StateMap* m) noexcept nogil:
