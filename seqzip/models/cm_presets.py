@@ -1,0 +1,219 @@
+"""Every preset id cm's stream headers name, today's levels and the variants chosen by what
+the data is (``CMConfig.for_data``).  Append-only: a changed level takes a new id and the old id
+keeps naming the old preset, so old streams decode as written (tests/test_container.py and
+tests/models/test_cm_streams.py pin them).  Importing this module fills ``CMConfig``'s class
+tables (``PRESET_IDS``, ``VARIANT_IDS``, ``DATA_VARIANTS``, ``PRESETS``, ``LEVELS``).
+"""
+from __future__ import annotations
+
+from dataclasses import fields as dataclass_fields
+
+from .cm_config import BITMAP_CHANGES, CMConfig, network_config
+
+# Levels: a Pareto front measured by benchmarks/cm.py (each level smaller than the one below
+# on every Canterbury text file).  Level 1 is a small mixer of a few experts without a network;
+# the default (6) adds CTW, the order-2 model and the GLNN as inputs (the GLNN pays on structured
+# data: insertions regret 4,219 -> 2,960 bits; on text it is neutral); 7-9 add orders and
+# memory, and replace the GLNN by an mLSTM of 32, 64 and 96 units.  No level uses the gated
+# weight set ("gate"): measured on the four text files it cost 0.0003-0.0014 bpc and a third of
+# the speed at levels 6, 7 and 9.
+_TEXT = dict(word=3, sparse=2, indirect=1, record=1, match2=16,
+             sets="node,match,order,c1,word", apm=4)
+FIRST_PRESETS: dict[int, dict] = {  # what preset ids 1-9 name in every stream: never changed
+    1: dict(orders="2,3,4", match=6, word=0, sets="node", layer2=False, apm=1,
+            table_bits=18, history_bits=20),
+    2: dict(orders="2,3,4,6", match=6, word=1, sets="node,match", apm=2, table_bits=20),
+    3: dict(orders="2,3,4,6", match=6, word=2, sparse=1, sets="node,match,c1", apm=3,
+            table_bits=21),
+    4: dict(orders="2,3,4,6,8", match=6, word=3, sparse=1, record=1,
+            sets="node,match,order,c1,word", apm=4, table_bits=22),
+    5: dict(_TEXT, orders="2,3,4,6,8", experts="order2", table_bits=22),
+    6: dict(_TEXT, orders="2,3,4,6,8", experts="ctw8@96+order2", table_bits=22, network="glnn",
+            network_config=network_config("glnn", n_units=8, interval=64)),
+    7: dict(_TEXT, orders="2,3,4,5,6,8,12,16", experts="ctw8@96+order2", table_bits=23,
+            history_bits=23, network="mlstm", network_config=network_config("mlstm", hidden=32)),
+    8: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
+            history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=64)),
+    9: dict(_TEXT, orders="2,3,4,5,6,7,8,12,16,24", experts="ctw8@96+order2", table_bits=24,
+            history_bits=24, network="mlstm", network_config=network_config("mlstm", hidden=96)),
+}
+# Every preset id streams name -> its fields: append-only (a changed level takes a new id,
+# ``CMConfig.PRESET_IDS``, and the old id keeps naming the old preset, so old streams decode as
+# written; tests/test_container.py pins them all).
+PRESETS: dict[int, dict] = dict(FIRST_PRESETS)
+PRESETS.update({
+    # Issue 20 (benchmarks/canterbury.py): level 1 adds record contexts with the scored record
+    # length (Canterbury 423,412 -> 378,676 bytes, about 10% more CPU time on text); level 6
+    # adds the scored record length, column, text and aligned contexts and drops the GLNN
+    # (337,357 bytes with it, +148 without, 44% of the time: 0.0004 bpc); level 9 adds the
+    # same contexts and keeps its mLSTM.
+    10: dict(FIRST_PRESETS[1], record=2),
+    11: dict(FIRST_PRESETS[6], record=2, text=1, aligned=1, columns=1, network="",
+             network_config=""),
+    12: dict(FIRST_PRESETS[9], record=2, text=1, aligned=1, columns=1),
+})
+# preset id -> (the id of the preset it varies, its changes): see CMConfig.VARIANT_IDS
+VARIANTS: dict[int, tuple[int, dict]] = {13: (11, {"image": 1}), 14: (12, {"image": 1})}
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in VARIANTS.items()})
+# Issue 20, round two (benchmarks/canterbury.py, one run; bytes of the whole corpus at level 1
+# 377,260 -> 352,584, level 6 331,780 -> 330,500, level 9 330,176 -> 329,804): level 1 takes word contexts, two APMs, a weight set selected by the
+# previous byte's high nibble and the kind of the byte before (c12n) and 1 Mi slots, and on
+# text leaves out the record contexts (alice29.txt 2.054 -> 1.956 bpc, below PPMd order 6 on
+# every book); levels 6 and 9 take six weight sets (c12n, match, ordern, c1, word, c2) and level
+# 6 8 Mi slots, and four markup contexts (526: the open elements, the line's indent, the last
+# tag and the words since); on binary data every level's variant adds record contexts (level 1) or the
+# image expert, the numeric-sample expert and the 16-bit and numeric contexts (6 and 9).
+_SETS = "c12n,match,ordern,c1,word,c2"
+PRESETS.update({
+    16: dict(PRESETS[10], word=1, apm=2, sets="c12n", table_bits=20, record=0),
+    17: dict(PRESETS[11], sets=_SETS, table_bits=23, markup=526),
+    18: dict(PRESETS[12], sets=_SETS, markup=526),
+})
+_BINARY = dict(image=1, samples=1, numeric=3, aligned16=1, markup=0)
+_VARIANTS_2 = {19: (16, dict(record=2, sets="c12n,match")), 20: (17, _BINARY), 21: (18, _BINARY)}
+VARIANTS.update(_VARIANTS_2)
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VARIANTS_2.items()})
+# Issue 20, round three.  Levels 6 and 9 damp the mixer's curvature more (eps 10 -> 30:
+# every Canterbury file smaller at level 6, alice29.txt -0.19%, lcet10.txt -0.16%, the small
+# texts -1.4 to -4.4%, sum -2.3%, kennedy.xls -3.3%; eps 20 and 50 measured a little worse;
+# level 1 loses 0.5% with it, so keeps 10): ids 27 and 28, binary variants 29 and 30.
+# Variants chosen by what the data is (``data_kinds``): a 1-bit image takes
+# ``BITMAP_CHANGES`` on the level's binary variant (ptt5: level 1 27,657 -> 22,393, 6
+# 24,405 -> 21,969, 9 24,769 -> 21,965 bytes: ids 26, 22, 23); 68000 code takes code contexts
+# 0 and 2 in place of the aligned 16-bit one and the code weight set in place of c12n (99 KB
+# of 68000 objects -1.8% at levels 6 and 9 before the damping, -2.9% with it: ids 24, 25; on
+# ptt5 and kennedy.xls it costs 1% and 0.3%, so only such data takes it).  Ids 16-30, all
+# that format 10 names, are now taken.
+PRESETS.update({27: dict(PRESETS[17], eps=30.0), 28: dict(PRESETS[18], eps=30.0)})
+_M68K = dict(_BINARY, sets="code,match,ordern,c1,word,c2", code=5, aligned16=0)
+_VARIANTS_3 = {22: (27, dict(_BINARY, **BITMAP_CHANGES)), 23: (28, dict(_BINARY, **BITMAP_CHANGES)),
+               24: (27, _M68K), 25: (28, _M68K),
+               26: (16, dict(_VARIANTS_2[19][1], **BITMAP_CHANGES)),
+               29: (27, _BINARY), 30: (28, _BINARY)}
+VARIANTS.update(_VARIANTS_3)
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VARIANTS_3.items()})
+# Issue 20, round four (format 12 names ids 31-45): every level starts its mixer's rows from
+# a share of the inputs (mix_init: 1 on text, 2 on binary data); levels 6 and 9 add the run
+# information (runs=7) and the final stage's counts, learned mix and extra stages (sse 19 at
+# level 6, 51 at level 9: the word and hashed order-6 stages cost level 6 about 10% more);
+# their binary variants add the row contexts and maps (kennedy.xls: a table's rows) and drop
+# the aligned 16-bit context (no gain on any binary measured, 2-10% of the time).
+_ROUND4_BINARY = dict(_BINARY, aligned16=0, mix_init=2)
+PRESETS.update({31: dict(PRESETS[27], mix_init=1, runs=7, sse=19),
+                32: dict(PRESETS[28], mix_init=1, runs=7, sse=51),
+                33: dict(PRESETS[16], mix_init=1)})
+_BITMAP4 = dict(_BINARY, **BITMAP_CHANGES, mix_init=2, rows=0x12F, runs=0, sse=19)
+_VARIANTS_4 = {34: (31, dict(_ROUND4_BINARY, rows=0x12F)),
+               35: (32, dict(_ROUND4_BINARY, rows=0xF2E)),  # 44 contexts: room for 4 rows
+               36: (33, dict(_VARIANTS_2[19][1], mix_init=2, rows=0x22)),
+               37: (31, _BITMAP4), 38: (32, _BITMAP4),
+               39: (33, dict(_VARIANTS_2[19][1], **BITMAP_CHANGES, mix_init=2)),
+               40: (31, dict(_M68K, mix_init=1)), 41: (32, dict(_M68K, mix_init=1))}
+VARIANTS.update(_VARIANTS_4)
+PRESETS.update({i: dict(PRESETS[base], **changes) for i, (base, changes) in _VARIANTS_4.items()})
+# Issue 20, round five (format 14 names ids 46-60): the text presets take kind words2's
+# contexts (0xA38C in place of the aligned contexts at levels 6 and 9, and of the column ones
+# at 9, with the words2 weight set there; the phrase alone at level 1) and at 6 and 9 the last
+# mix (post 10); level 9's mLSTM has 64 units, not 96 (text +0.05% for 1.6x the speed; its
+# binary variants keep 96: without one kennedy.xls was 3.7% larger); every binary variant of
+# levels 6, 9 and 1 takes the last mix (post 30); x86 and 32-bit RISC code have variants of
+# their own (code contexts 6-9 and the x86 weight set; 10-12 and code32).  Each variant is
+# written as the older preset it extends (``_LIKE_5``: base id -> the fields it has).
+_W5 = dict(aligned=0, words2=0xA38C, post=10)
+PRESETS.update({46: dict(PRESETS[31], **_W5),
+                47: dict(PRESETS[32], **_W5, columns=0, sets=_SETS + ",words2",
+                         network_config=network_config("mlstm", hidden=64)),
+                48: dict(PRESETS[33], words2=0x100)})
+_B6, _B1 = dict(PRESETS[34], post=30), dict(PRESETS[36], post=30)
+_B9 = dict(PRESETS[35], post=30)
+_X86, _RISC = dict(code=960, sets="x86" + _SETS[4:]), dict(code=7168, sets="code32" + _SETS[4:])
+_LIKE_5 = {49: (46, _B6), 50: (47, _B9), 51: (48, _B1),
+           52: (46, dict(_B6, **_X86)), 53: (47, dict(_B9, **_X86, text=0)),
+           54: (48, dict(_B1, code=960, sets="x86,match")),
+           55: (46, dict(_B6, **_RISC, rows=0)), 56: (47, dict(_B9, **_RISC, text=0, rows=0)),
+           57: (48, dict(_B1, code=7168, sets="code32,match")),
+           58: (46, dict(PRESETS[40], post=30)),
+           59: (47, dict(PRESETS[41], post=30, network_config=PRESETS[47]["network_config"])),
+           60: (46, dict(PRESETS[37], post=30))}
+_DEFAULTS = {f.name: f.default for f in dataclass_fields(CMConfig)}
+
+
+def _add_variants(like: dict[int, tuple[int, dict]]) -> None:
+    """Variant id -> (its base preset's id, all its fields): ``VARIANTS`` takes the fields that
+    differ from the base's (with the config's defaults under both), ``PRESETS`` the whole."""
+    VARIANTS.update({i: (base, {k: v for k, v in dict(_DEFAULTS, **fields).items()
+                                if dict(_DEFAULTS, **PRESETS[base])[k] != v})
+                     for i, (base, fields) in like.items()})
+    PRESETS.update({i: dict(PRESETS[VARIANTS[i][0]], **VARIANTS[i][1]) for i in like})
+
+
+_add_variants(_LIKE_5)
+# Issue 20, round six (formats 16 and 18 name ids 61-90).  The last mix takes the stages'
+# outputs (the weight sets', the APM/SSE stages', the final stage's) beside the mixer's inputs
+# (post_mode 65): level 6's text preset 61 and every variant with the last mix (level 6:
+# kennedy.xls -1.40%, sum -0.42 to -0.53%, ptt5 -0.31%, ctw.o -0.58%, 68000 objects -0.51%,
+# text -0.03 to -0.39%; level 9's binary kennedy.xls -1.09%; level 1's binary -1.74% and
+# -0.31%; the CPU of today's last mix).  Level 9's text (47: 0 to -0.07%) and level 1's (no
+# last mix: +6-10% CPU for -0.1 to -0.3%) keep their presets.  Float samples
+# (``detect.float_kind``: IBM big-endian, IEEE big- and little-endian binary32) take the
+# float-sample expert of their format on the level's binary variant (``floats.pxd``;
+# geo_like.bin, traces of IBM floats: level 6 -0.63%, level 1 -3.0%; smoother traces -2.2%
+# and -7.0%); level 9's runs no network there (geo_like: no shorter with it, 4x the time).
+_M65 = dict(post_mode=65)
+PRESETS[61] = dict(PRESETS[46], **_M65)
+_LIKE_6 = {62: (61, 49), 63: (61, 52), 64: (61, 55), 65: (61, 58), 66: (61, 60),
+           67: (47, 50), 68: (47, 53), 69: (47, 56), 70: (47, 59),
+           71: (48, 51), 72: (48, 54), 73: (48, 57)}
+_LIKE_6 = {i: (base, dict(PRESETS[like], **_M65)) for i, (base, like) in _LIKE_6.items()}
+_NO_NET = dict(network="", network_config="")
+_LIKE_6.update({74 + 3 * i + j: (base, dict(_LIKE_6[like][1], floats=k,
+                                            **(_NO_NET if base == 47 else {})))
+                for i, k in enumerate((1, 2, 4))
+                for j, (base, like) in enumerate(((61, 62), (47, 67), (48, 71)))})
+_add_variants(_LIKE_6)
+_FLOAT_IDS = {level_id: {f"floats{k}": 74 + 3 * i + j for i, k in enumerate((1, 2, 4))}
+              for j, level_id in enumerate((61, 47, 48))}
+DATA_VARIANTS = {11: {"binary": 13}, 12: {"binary": 14}, 16: {"bitmap": 26, "binary": 19},
+                 17: {"binary": 20}, 18: {"binary": 21},
+                 27: {"bitmap": 22, "m68k": 24, "binary": 29},
+                 28: {"bitmap": 23, "m68k": 25, "binary": 30},
+                 31: {"bitmap": 37, "m68k": 40, "binary": 34},
+                 32: {"bitmap": 38, "m68k": 41, "binary": 35},
+                 33: {"bitmap": 39, "binary": 36},
+                 46: {"bitmap": 60, "m68k": 58, "x86": 52, "risc": 55, "binary": 49},
+                 61: {"bitmap": 66, "m68k": 65, **_FLOAT_IDS[61], "x86": 63, "risc": 64,
+                      "binary": 62},
+                 47: {"bitmap": 38, "m68k": 70, **_FLOAT_IDS[47], "x86": 68, "risc": 69,
+                      "binary": 67},
+                 48: {"bitmap": 39, **_FLOAT_IDS[48], "x86": 72, "risc": 73, "binary": 71}}
+# Issue 20, round seven (formats 18 and 20 name ids 83-95).  Levels 6 and 9 take eight more
+# indirect contexts' three (indirect2 290: the bytes after a 3-byte context, the distances to the
+# last 0x00/space/newline/0xFF and to the last newline and space): text -0.2 to -0.7%; level 9
+# also its network's top byte as an input (net_sel 1).  The binary variants take the sparse
+# contexts of the last four bytes' high nibbles (sparse2 8; 536/537 more on code) and the pair's
+# followers and mark distances (indirect2 34), and at 6 and 9 but on x86 code each context's
+# log-odds again when its history is deterministic (cx_inputs 2): level 6 kennedy.xls -2.3%,
+# 68000 objects -1.2%, sum -0.8%; level 1 -1.5 to -2.3% (no cx_inputs: +19% CPU there).  The
+# bitmap and float variants stay round six's.
+_LIKE_7 = {85: (83, dict(PRESETS[62], sparse2=8, indirect2=34, cx_inputs=2)),
+           86: (83, dict(PRESETS[63], sparse2=8)),
+           87: (83, dict(PRESETS[64], sparse2=536, indirect2=34, cx_inputs=2)),
+           88: (83, dict(PRESETS[65], sparse2=537, indirect2=34, cx_inputs=2)),
+           89: (84, dict(PRESETS[67], cx_inputs=2, net_sel=1)),
+           90: (84, dict(PRESETS[68], sparse2=8, net_sel=1)),
+           91: (84, dict(PRESETS[69], sparse2=537, indirect2=34, cx_inputs=2, net_sel=1)),
+           92: (84, dict(PRESETS[70], sparse2=536, cx_inputs=2, net_sel=1)),
+           93: (48, dict(PRESETS[71], sparse2=8, indirect2=34)),
+           94: (48, dict(PRESETS[72], sparse2=537, indirect2=34)),
+           95: (48, dict(PRESETS[73], sparse2=536, indirect2=34))}
+PRESETS.update({83: dict(PRESETS[61], indirect2=290), 84: dict(PRESETS[47], indirect2=290, net_sel=1)})
+_add_variants(_LIKE_7)
+DATA_VARIANTS.update({  # the bitmap and float variants stay round six's (levels_of_config)
+    83: dict(DATA_VARIANTS[61], m68k=88, x86=86, risc=87, binary=85),
+    84: dict(DATA_VARIANTS[47], m68k=92, x86=90, risc=91, binary=89),
+    48: dict(DATA_VARIANTS[48], x86=94, risc=95, binary=93)})
+CMConfig.DATA_VARIANTS = DATA_VARIANTS
+LEVEL_IDS = {1: 48, 6: 83, 9: 84}  # CMConfig.PRESET_IDS: a level -> its preset's id today
+LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
+CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS
+CMConfig.LEVELS = LEVELS
