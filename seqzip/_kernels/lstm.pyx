@@ -107,6 +107,9 @@ cdef class OnlineRNN(OnlineNetwork):
     cdef readonly Py_ssize_t n, P, size
     cdef readonly long steps
     cdef bint mult, riemannian
+    cdef public bint reuse  # the window's forward pass is the coding pass's (window ==
+    # interval, Adam; a test turns it off to compare)
+    cdef bint stale  # py_train moved the weights inside a window: its next step recomputes
     cdef double lr, lr_decay, beta1, beta2, adam_eps, clip, b1t, b2t, decay, eps
     cdef Py_ssize_t oE, ob, oR, oWmh, oWmi, oWo
     cdef double[::1] theta                       # (size,) all parameters
@@ -125,6 +128,11 @@ cdef class OnlineRNN(OnlineNetwork):
         n = self.n = config.hidden
         P = self.P = n if self.cell == MRNN else 4 * n
         self.riemannian = config.optimizer == "riemannian"
+        # With window == interval and Adam the window is the symbols since the last step and the
+        # weights have not moved since: the coding pass computed its forward pass already (the
+        # same arithmetic, so the same numbers), and ``transition`` keeps it (about a fifth of
+        # the network's time).  The Riemannian step moves the output weights per symbol.
+        self.reuse = config.window == config.interval and not self.riemannian
         self.setup_network(config, n + 1, A, experts or [], self.riemannian)
         shapes = layout(cell, n, A)
         self.size = sum(int(np.prod(s)) for s in shapes.values())
@@ -228,8 +236,19 @@ cdef class OnlineRNN(OnlineNetwork):
             self.cs0[slot * n + j] = self.c[j]
 
     cdef void transition(self, int x) noexcept:
-        cdef Py_ssize_t j, n = self.n
+        cdef Py_ssize_t j, n = self.n, t = self.since, A = self.A
         cdef double* sc = &self.cell_scratch[0]
+        if self.reuse and t < self.window:  # into the window's activations at its t-th symbol
+            for j in range(n):
+                self.Wh[t * n + j] = self.h[j]
+                self.Wc[t * n + j] = self.c[j]
+            for j in range(A):
+                self.Wp[t * A + j] = self.raw[j]
+            self._cell(&self.h[0], &self.c[0], x, &self.Wu[t * n], &self.Wv[t * n],
+                       &self.Wr[t * n], &self.Wact[t * self.P], sc + 3 * n + self.P, &self.c[0])
+            for j in range(n):
+                self.h[j] = sc[3 * n + self.P + j]
+            return
         # scratch: u (n), v (n), r (n), act (P), h_out (n); c is updated in place
         self._cell(&self.h[0], &self.c[0], x, sc, sc + n, sc + 2 * n, sc + 3 * n,
                    sc + 3 * n + self.P, &self.c[0])
@@ -237,7 +256,8 @@ cdef class OnlineRNN(OnlineNetwork):
             self.h[j] = sc[3 * n + self.P + j]
 
     cdef int train_window(self) except -1:
-        self._train()
+        self._train(not self.reuse or self.stale)
+        self.stale = False
         return 0
 
     # ------------------------------------------------------------ training on the window
@@ -487,11 +507,12 @@ cdef class OnlineRNN(OnlineNetwork):
             ortho_penalty(th + self.oWmh, n, n, self.open_penalty, g + self.oWmh,
                           &self.oD[0], &self.oG[0])
 
-    cdef void _train(self) noexcept nogil:
+    cdef void _train(self, bint forward) noexcept nogil:
         cdef double* D = &self.diag[0]
         cdef double* C = &self.cross[0]
         cdef Py_ssize_t i
-        self._window_forward()
+        if forward:
+            self._window_forward()
         self._transpose()
         if self.riemannian:
             for i in range(self.size):
@@ -508,36 +529,45 @@ cdef class OnlineRNN(OnlineNetwork):
 
     # ------------------------------------------------------------ test hooks
 
+    def _activations(self):
+        return [self.Wh, self.Wc, self.Wu, self.Wv, self.Wr, self.Wact, self.Wp]
+
     def py_window_objective(self, theta=None):
         """The current window's log-likelihood (natural log) under ``theta`` (default: the
-        current parameters), from the stored state at the window's start."""
-        saved = self.theta
+        current parameters), from the stored state at the window's start.  (The test hooks
+        leave the window's activations as they were: ``transition`` may be filling them.)"""
+        saved, kept = self.theta, [np.array(a) for a in self._activations()]
         if theta is not None:
             self.theta = np.ascontiguousarray(theta, dtype=np.float64).copy()
         try:
             return self._window_forward()
         finally:
             self.theta = saved
+            for a, k in zip(self._activations(), kept):
+                np.asarray(a)[...] = k
 
-    def py_window_gradient(self):
-        """d(window log-likelihood)/d theta by truncated BPTT, flat like ``theta``."""
+    def py_window_gradient(self, penalty=False):
+        """d(window log-likelihood)/d theta by truncated BPTT, flat like ``theta`` (with
+        ``penalty``, OPEN's too)."""
+        kept = [np.array(a) for a in self._activations()]
         self._window_forward()
         self._transpose()
         self._window_backward()
+        if penalty and self.open_penalty > 0.0:
+            self._open()
+        for a, k in zip(self._activations(), kept):
+            np.asarray(a)[...] = k
         return np.array(self.grad)
 
     def py_penalised_gradient(self):
         """The window gradient with OPEN's penalty (as the optimiser receives it)."""
-        self._window_forward()
-        self._transpose()
-        self._window_backward()
-        if self.open_penalty > 0.0:
-            self._open()
-        return np.array(self.grad)
+        return self.py_window_gradient(penalty=True)
 
     def py_train(self):
-        """One training step on the current window (as every ``interval`` symbols)."""
-        self._train()
+        """One training step on the current window (as every ``interval`` symbols, but with its
+        forward pass computed here)."""
+        self._train(True)
+        self.stale = True
 
     def py_window(self):
         """(symbols, h0, c0, offsets) of the current window in time order."""

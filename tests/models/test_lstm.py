@@ -98,6 +98,30 @@ def test_a_small_training_step_raises_the_window_likelihood(cell, optimizer):
     assert after > before
 
 
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("experts", ["", "ctw3+order2"])
+def test_training_reuses_the_coding_pass_bit_for_bit(cell, experts):
+    """With window == interval and Adam a training step takes the window's activations from
+    the coding pass (the weights have not moved since the last step) instead of a second
+    forward pass: every prediction and the weights stay exactly those of the recomputation."""
+    data = corpora.generate("music", 20, seed=5).data[:300]
+    alphabet = sorted(set(data))
+    config = RNNConfig(hidden=5, window=7, interval=7, experts=experts, init_std=0.5, lr=0.02)
+    models = [model_for_cell(cell, config, bytes(range(len(alphabet))), seed=1) for _ in "ab"]
+    assert models[0].kernel.reuse
+    models[1].kernel.reuse = False
+    for b in data:
+        a, b_ = (m.predict() for m in models)
+        assert np.array_equal(a, b_)
+        for m in models:
+            m.update(alphabet.index(b))
+    assert models[0].kernel.steps == len(data) // 7
+    assert np.array_equal(models[0].kernel.flat_parameters(), models[1].kernel.flat_parameters())
+    windowed = model_for_cell(cell, dataclasses.replace(config, window=8), b"ab", 1).kernel
+    riemannian = model_for_cell(cell, dataclasses.replace(config, optimizer="riemannian"), b"ab", 1)
+    assert not windowed.reuse and not riemannian.kernel.reuse
+
+
 @pytest.mark.parametrize("cell", ["lstm", "mlstm"])
 def test_orthogonal_initialisation(cell):
     config = RNNConfig(hidden=6, init="orthogonal", experts="")
