@@ -199,7 +199,8 @@ class CMConfig:
     # netp +12.  The network's rate (0.002) moves more but not one way: 0.004 -12, 0.008
     # with bit 0 -4, 0.006 with bit 0 -28 (asyoulik.txt -12, cp.html -8) but lcet10.txt's
     # 300 KB +28 and a book in HTML's +20 (0.004 with bit 0 there: 0 and +4, kennedy.xls at
-    # 96 units +368); 96 units -12; training every 40 bytes (half its CPU) +28
+    # 96 units +368); 96 units -12; training every 40 bytes (half its CPU) +28.  (3) one more
+    # input, its P(1) linear: 84 with 9 alice29.txt -4, asyoulik.txt -4 (rate 0.01/0.002: -5, -6)
     cx_inputs: int = 0  # more inputs per hashed context (cxinputs.pxd), a bit mask: (1) its
     # probability in the linear domain, (2) its log-odds when its history holds one bit value
     # only, (4) a second map's log-odds (by state and bit depth, a faster rate); (8) the share
@@ -294,7 +295,7 @@ class CMConfig:
         # the mixer's inputs: the bias, the hashed contexts, orders 0 and 1, the image expert's
         # tables, the match models, the symbol experts and the network
         n_inputs = 1 + len(contexts) + 2 + LIMITS["image_maps"] * self.image + len(matches) + \
-            n_experts + bool(self.network) + (self.net_sel & 1) + \
+            n_experts + bool(self.network) + (self.net_sel & 1) + (self.net_sel >> 3 & 1) + \
             LIMITS["sample_maps"] * self.samples + \
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \

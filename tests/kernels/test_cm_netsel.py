@@ -100,6 +100,27 @@ def test_the_input_is_the_reference_on_the_kernels_own_tree():
     assert checked > 200
 
 
+def test_the_linear_input_is_p1_on_the_kernels_own_tree():
+    """net_sel bit 3's input (after bit 0's, the last) is (p1 - 1/2) * 4 with p1 the
+    reference's on the network's tree; alone it is the only input added."""
+    k, alone, plain = model(net_sel=9).kernel, model(net_sel=8).kernel, model().kernel
+    for x in TEXT[:80]:
+        tree = np.frombuffer(k.get_state()["trees"], dtype=np.float64)
+        for depth in range(8):
+            node = 1 << depth | x >> (8 - depth)
+            for m in (k, alone, plain):
+                m.predict_bit()
+            got, without = k.mixer_inputs(), plain.mixer_inputs()
+            assert len(got) == len(without) + 2 and len(alone.mixer_inputs()) == len(got) - 1
+            assert np.array_equal(got[:-2], without)
+            want = reference(list(tree[256:]), node)
+            assert got[-2] == pytest.approx(want[6], abs=1e-9)
+            assert got[-1] == pytest.approx((want[1] - 0.5) * 4.0, abs=1e-12)
+            bit = x >> (7 - depth) & 1
+            for m in (k, alone, plain):
+                m.update_bit(bit)
+
+
 def compress(data, **fields):
     out = io.BytesIO()
     seqzip.compress_file(io.BytesIO(data), out, model="cm",
@@ -108,7 +129,8 @@ def compress(data, **fields):
 
 
 @pytest.mark.parametrize("fields", [dict(net_sel=1), dict(net_sel=2), dict(net_sel=4),
-                                    dict(net_sel=7), dict(sets="node,netp"),
+                                    dict(net_sel=7), dict(net_sel=8), dict(net_sel=15),
+                                    dict(sets="node,netp"),
                                     dict(sets="node,match,nettop", net_sel=6)])
 def test_round_trips_and_determinism(fields):
     rng = random.Random(3)
@@ -121,8 +143,8 @@ def test_round_trips_and_determinism(fields):
 
 
 def test_the_state_resumes_mid_symbol():
-    a, b = model(net_sel=7, sets="node,nettop,netp").kernel, \
-        model(net_sel=7, sets="node,nettop,netp").kernel
+    a, b = model(net_sel=15, sets="node,nettop,netp").kernel, \
+        model(net_sel=15, sets="node,nettop,netp").kernel
     for x in TEXT[:700]:
         a.update(x)
     a.predict_bit()
@@ -141,7 +163,7 @@ def test_the_state_resumes_mid_symbol():
 
 
 def test_bad_values_are_refused():
-    for bad in (-1, 8):
+    for bad in (-1, 16):
         with pytest.raises(ValueError, match="net_sel"):
             CMConfig(**dict(SMALL, net_sel=bad))
     no_net = dict(SMALL, network="", network_config="")

@@ -30,7 +30,7 @@ CONFIG_BOUNDS = {
     "floats": (0, 7),  # a bit mask of the float expert's formats (floats.pxd)
     "post": (0, 1000),  # the last mix's rate x 100000 (post.pxd)
     "post_mode": (0, 127),  # a bit mask (post.pxd's PM_MASK)
-    "net_sel": (0, 7),  # a bit mask (netsel.pxd's NS_MASK)
+    "net_sel": (0, 15),  # a bit mask (netsel.pxd's NS_MASK)
     "rows": (0, 4095),  # bit masks of the row contexts (0-7) and the row maps (8-11)
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
@@ -291,7 +291,7 @@ def check_spec(spec, limits: dict, n_experts: int, network: bool):
                          "apm_rate or gate_units out of range")
     if (getattr(spec, "net_sel", 0) or set(L["net_sets"]) & set(selectors)) and not network \
             or not 0 <= getattr(spec, "net_sel", 0) <= CONFIG_BOUNDS["net_sel"][1]:
-        raise ValueError("net_sel and the netp and nettop sets need a network; net_sel 0..7")
+        raise ValueError("net_sel and the netp and nettop sets need a network; net_sel 0..15")
     if n_experts + network > L["symbol_experts"] + 1:
         raise ValueError(f"at most {L['symbol_experts']} symbol experts and a network")
     if (L["net"] in selectors or L["gate"] in selectors) and not network or \

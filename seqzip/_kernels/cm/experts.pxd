@@ -6,6 +6,7 @@
 from libc.stdlib cimport calloc, free
 from seqzip._core cimport STATUS_OK, SYMBOL_MODE, Kernel, ModelInterface
 from seqzip._kernels.cm.component cimport Component, Cursor, nothing_bit, nothing_walk
+from seqzip._kernels.cm.cxinputs cimport LIN_SCALE
 from seqzip._kernels.cm.field cimport F_BYTES
 from seqzip._kernels.cm.tables cimport stretch_p
 
@@ -21,7 +22,8 @@ cdef struct SymbolExperts:
     double* trees        # (max(n, 1), 2^(B+1)) masses below each node
     int tree_size
     bint top_input       # net_sel bit 0 (netsel.pxd): one more input, from the network's
-    bint keep_top        # net_sel != 0: the top is part of the state
+    bint lin_input       # net_sel bit 3 (netsel.pxd): one more input, its P(1) linear
+    bint keep_top        # net_sel & 7 != 0: the top is part of the state
     int top              # top symbol's leaf node (2^B + symbol), set by se_begin
 
 
@@ -90,6 +92,14 @@ cdef inline double se_top_input(const SymbolExperts* e, const Cursor* at) noexce
     return stretch_p(share) if expect else -stretch_p(share)
 
 
+cdef inline double se_linear_input(const SymbolExperts* e, int node) noexcept nogil:
+    """net_sel bit 3's input: the network's P(1) at ``node`` in the linear domain,
+    (p - 1/2) * LIN_SCALE as cx_inputs' (0 when its mass there is 0)."""
+    cdef const double* tree = e.trees + (e.n - 1) * e.tree_size
+    cdef double t = tree[node]
+    return (tree[2 * node + 1] / t - 0.5) * LIN_SCALE if t > 0.0 else 0.0
+
+
 cdef inline double se_input(const SymbolExperts* e, int k, int node) noexcept nogil:
     """Expert k's log-odds that the bit at ``node`` is 1."""
     cdef const double* tree = e.trees + k * e.tree_size
@@ -115,6 +125,8 @@ cdef inline void se_c_predict(void* s, const Cursor* at, double* x) noexcept nog
         x[k] = se_input(e, k, at.node)
     if e.top_input:
         x[e.n] = se_top_input(e, at)
+    if e.lin_input:
+        x[e.n + e.top_input] = se_linear_input(e, at.node)
 
 
 cdef inline int se_c_update(void* s, const Cursor* at, int x) noexcept nogil:
@@ -161,8 +173,9 @@ cdef inline int se_build(Component* c, const Cursor* at, object spec, object arg
         raise ValueError(f"at most {MAX_SYMBOL_EXPERTS} symbol experts and a network")
     e.n = c.n_inputs = len(arg)
     e.top_input = bool(getattr(spec, "net_sel", 0) & 1) and e.n > 0
-    c.n_inputs += e.top_input
-    e.keep_top = getattr(spec, "net_sel", 0) != 0
+    e.lin_input = bool(getattr(spec, "net_sel", 0) & 8) and e.n > 0
+    c.n_inputs += e.top_input + e.lin_input
+    e.keep_top = getattr(spec, "net_sel", 0) & 7 != 0
     for k in range(e.n):
         expert = arg[k]
         if expert.iface.mode != SYMBOL_MODE or expert.iface.alphabet_size != at.A:

@@ -15,7 +15,9 @@
 #   (1) NS_SSE_TOP: an SSE stage keyed by the class and the node (16 << B rows);
 #   (2) NS_SSE_P: an SSE stage keyed by the bucket, the previous byte and the depth
 #       (16 x 256 x 8 rows); the stages' outputs averaged with the final stage's (weight 3
-#       on it, 1 on each stage).
+#       on it, 1 on each stage);
+#   (3) NS_LINEAR: one more mixer input (experts.pxd): p1 in the linear domain, (p1 - 1/2)
+#       * LIN_SCALE (after net_sel bit 0's when both are on).
 # The weight sets' selectors "netp" (bucket x depth) and "nettop" (class x depth) read the
 # same (``ns_rows``).
 from libc.stdint cimport uint16_t
@@ -30,7 +32,8 @@ cdef enum:
     NS_INPUT = 1
     NS_SSE_TOP = 2
     NS_SSE_P = 4
-    NS_MASK = 7
+    NS_LINEAR = 8
+    NS_MASK = 15
     NS_CLASSES = 16
     NS_BUCKETS = 16
 
@@ -77,7 +80,7 @@ cdef inline int ns_init(NetSel* s, spec, SymbolExperts* e, bint network, int B,
     """``net_sel``'s stages; e the symbol experts (the network last), ``sets``: a weight set
     selected by "netp" or "nettop" (without either nor net_sel nothing is computed per bit)."""
     s.mode = getattr(spec, "net_sel", 0)
-    s.e = e if network and (s.mode or sets) else NULL
+    s.e = e if network and (s.mode & (NS_INPUT | NS_SSE_TOP | NS_SSE_P) or sets) else NULL
     s.a.n = 0
     s.a.rate = spec.apm_rate
     if s.e == NULL:
