@@ -165,6 +165,10 @@ GOLDEN_STREAMS_LATER = {
     # network's top byte as an input)
     ("cm", 83): (68, "c07eedffa8b72c0a295e43db4361a7b91b637965202fb3c6dbd8bb061098f545"),
     ("cm", 84): (68, "7ec59e020383edfa5ee93abd2ce7f35806bf2f320d4b669947f6fd28f62092fb"),
+    # round eight (format 20): levels 6 and 9 (twice the slots; level 9 its network's rate
+    # schedule and its P(1) as an input)
+    ("cm", 96): (68, "ff488feeac71d48419028cce32962035152bd0cad297fcbca441f6a66d1672c5"),
+    ("cm", 97): (68, "c50fa9a94d5336b6861d67b5dbe6c37989721947680fa544c10c06992180d0c7"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -249,6 +253,11 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 93): (72, "2646ee1e29bda86864429d8aa32384b8522abc067a26e1f81417decd983630fa"),
     ("cm", 94): (72, "88f58aa91e69b9c11ddc6be9cf1af370c62612e93a6eb3ca45c285c6285c8e4e"),
     ("cm", 95): (72, "3f4843d946ae034ba341a0a84240706e59fcd6d4da7819b584659b94da62c623"),
+    # round eight (format 20): level 9's binary, x86, RISC and 68000 variants (an mLSTM of 48 units)
+    ("cm", 98): (68, "ca9058ff3bd25c551fffa810c7839567b0b4a5df9d84936885c1ae013c2392b1"),
+    ("cm", 99): (68, "ea88f46688eb5ee0ddc1d124763b36606fa218e2c27c8be2151976bdc8507fb4"),
+    ("cm", 100): (68, "3f1952bccdee7a5a5253866cb14983ea771244da7d867fa581c02e914db23614"),
+    ("cm", 101): (68, "ae6f26305a4d6b0b93b42898a6d34af9fe269cb7a9f534786f78ecda169bb977"),
 }
 
 
@@ -365,7 +374,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(61, 83)):
                "576880357caa28d73b08a8a420390419ef58aaaeb999cce5d0fde2821958e3cc",
            tuple(range(83, 96)):
-               "634847c2bda35616f34dd3ecf95c3e4f484046fd4837fc0dce9086862b70b923"},
+               "634847c2bda35616f34dd3ecf95c3e4f484046fd4837fc0dce9086862b70b923",
+           tuple(range(96, 102)):
+               "38a0cff655116f2aa71dd3d57ffe20e065ac6060236b564c12fb14cae54aca8e"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

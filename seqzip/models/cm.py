@@ -14,7 +14,7 @@ state gates one of the mixer's weight sets and whose prediction is one more inpu
 """
 from __future__ import annotations
 
-from .._kernels.cm import CMKernel
+from .._kernels.cm import KINDS, SELECTORS, CMKernel  # noqa: F401 (KINDS, SELECTORS: as before)
 from .base import Model
 from .cm_config import (BITMAP_CHANGES, MAX_ORDER, NETWORKS, SPARSE_CONTEXTS,  # noqa: F401
                         WORD_CONTEXTS, CMConfig, CMSpec, _network_class, network_config)
