@@ -27,8 +27,10 @@ This module imports no seqzip Python: it is the bottom of the stack.
 import sys
 
 import numpy as np
+
+cimport cython
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -456,7 +458,7 @@ cdef inline long long _now_ns() noexcept nogil:
 
 def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         object categorical=None, object bernoulli=None, list cache=None,
-        double[::1] scores=None):
+        double[::1] scores=None, object family=None):
     """Run the model over ``len(symbols)`` symbols in one direction; return that count.
 
     ENCODE reads each symbol and codes it with ``coder.encode(value, model)``; DECODE writes
@@ -464,6 +466,13 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     probability under the model to ``scores``.  In symbol mode the coder's model is
     ``categorical(probs)``; in bit mode it is ``cache[p]``, built once per 16-bit probability
     by ``bernoulli(p)``.
+
+    Bit mode has two shortcuts that code the same words.  ENCODE with ``family`` (the coder's
+    Bernoulli model family) keeps each coded bit and its P(1) and hands them to
+    ``coder.encode(bits, family, probabilities)`` a chunk of BIT_CHUNK at a time: the range
+    coder is a queue, so the words are those of one call per bit, and the probabilities are
+    still those of the one step (only their coding waits).  DECODE with a :class:`BitDecoder`
+    as ``coder`` decodes each bit in C (no Python call per bit).
 
     Raises:
         ValueError: a decoded symbol or bit the model rules out (corrupt data), or a symbol
@@ -479,11 +488,21 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef long long last_yield = _now_ns(), now
     cdef long long yield_ns = <long long>(2e9 * sys.getswitchinterval())
     cdef Py_ssize_t yield_mask = 0 if bits else YIELD_SYMBOLS - 1
+    cdef BitDecoder native = None
+    cdef bint batch = False
+    cdef object batch_bits = None, batch_probs = None
+    cdef int32_t[::1] kept_bits
+    cdef double[::1] kept_probs
+    cdef Py_ssize_t kept = 0
     global _symbols_done
     if direction == ENCODE:
         code = coder.encode
     elif direction == DECODE:
-        code = coder.decode
+        if isinstance(coder, BitDecoder):
+            if not bits:
+                raise ValueError("a BitDecoder decodes bit mode only")
+        else:
+            code = coder.decode
     elif direction == SCORE:
         if scores is None or scores.shape[0] < n:
             raise ValueError("scores must hold one value per symbol")
@@ -492,6 +511,13 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     if not bits:
         probs_array = np.empty(A)
         probs = probs_array
+    elif direction == DECODE and isinstance(coder, BitDecoder):
+        native = coder
+    elif direction == ENCODE and family is not None:
+        batch = True
+        batch_bits = np.empty(BIT_CHUNK, dtype=np.int32)
+        batch_probs = np.empty(BIT_CHUNK)
+        kept_bits, kept_probs = batch_bits, batch_probs
     elif cache is None and direction != SCORE:
         raise ValueError("bit mode needs a model cache")
     for i in range(n):
@@ -521,6 +547,10 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 if direction == DECODE:
                     if p <= 0 or p >= PROB_ONE:
                         bit = p >= PROB_ONE
+                    elif native is not None:
+                        bit = native.decode_bit(p)
+                        if bit < 0:
+                            raise ValueError("the words are not a range coder's")
                     else:
                         model = cache[p]
                         if model is None:
@@ -533,6 +563,14 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                         raise ValueError("symbol outside the model's alphabet")
                     if direction == SCORE:
                         score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
+                    elif batch:
+                        if 0 < p < PROB_ONE:
+                            kept_bits[kept] = bit
+                            kept_probs[kept] = p / <double>PROB_ONE
+                            kept += 1
+                            if kept == BIT_CHUNK:
+                                code(batch_bits, family, batch_probs)
+                                kept = 0
                     elif 0 < p < PROB_ONE:
                         model = cache[p]
                         if model is None:
@@ -556,7 +594,111 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 with nogil:  # a thread waiting for the interpreter takes it here
                     pass
                 last_yield = _now_ns()
+    if kept:
+        code(batch_bits[:kept], family, batch_probs[:kept])
     return n
+
+
+# ---------------------------------------------------------------- bit mode's range decoder
+
+# Bits an encoding run() keeps before it hands them to the coder (12 bytes each).
+cdef enum:
+    BIT_CHUNK = 1 << 16
+
+# constriction's queue range coder as seqzip's bit mode uses it (``seqzip.coder``): 32-bit
+# words, a 64-bit state, models of PRECISION bits.  Bernoulli(p, perfect=False) of a bit whose
+# P(1) is p / PROB_ONE gives the 0 the slots [0, c) and the 1 the slots [c, 2^PRECISION), with
+# c = floor((1 - p / PROB_ONE) * (2^PRECISION - 2)) + 1 (every symbol keeps one slot).  For
+# PROB_ONE = 2^16 that float product is exact, so the integer form below is the same number.
+cdef enum:
+    PRECISION = 24
+
+
+cdef inline uint64_t _split(int p) noexcept nogil:
+    """The first slot of the 1 (``c`` above) for P(1) = p / PROB_ONE, 0 < p < PROB_ONE."""
+    return ((<uint64_t>(PROB_ONE - p) * ((1 << PRECISION) - 2)) // PROB_ONE) + 1
+
+
+cdef class BitDecoder:
+    """The range decoder of bit mode in C: the words of constriction's RangeEncoder, decoded
+    bit by bit as ``RangeDecoder.decode(Bernoulli(p / PROB_ONE, perfect=False))`` would, with
+    no Python call per bit (:func:`run` calls :meth:`decode_bit`).
+
+        >>> d = BitDecoder(np.zeros(0, np.uint32))
+        >>> d.maybe_exhausted()
+        True
+    """
+    cdef object words            # the uint32 array the pointer reads
+    cdef const uint32_t* w
+    cdef Py_ssize_t pos, n
+    cdef uint64_t lower, span, point
+
+    def __init__(self, words):
+        cdef const uint32_t[::1] v
+        cdef int read = 0
+        self.words = np.ascontiguousarray(words, dtype=np.uint32)
+        v = self.words
+        self.n, self.pos, self.w = v.shape[0], 0, NULL
+        if self.n:
+            self.w = &v[0]
+        self.lower, self.span, self.point = 0, <uint64_t>0xFFFFFFFFFFFFFFFF, 0
+        while read < 2 and self.pos < self.n:  # the point: the first two words, zeros after
+            self.point = (self.point << 32) | self.w[self.pos]
+            self.pos += 1
+            read += 1
+        if read == 1:
+            self.point = self.point << 32
+
+    @cython.cdivision(True)
+    cdef inline int decode_bit(self, int p) noexcept nogil:
+        """The next bit under P(1) = p / PROB_ONE (0 < p < PROB_ONE), or -1 for words no
+        encoder writes."""
+        cdef uint64_t scale = self.span >> PRECISION, c = _split(p)
+        cdef uint64_t quantile = (self.point - self.lower) // scale
+        cdef int bit
+        if quantile >= (<uint64_t>1 << PRECISION):
+            return -1
+        if quantile < c:
+            bit = 0
+            self.span = scale * c
+        else:
+            bit = 1
+            self.lower = self.lower + scale * c
+            self.span = scale * ((<uint64_t>1 << PRECISION) - c)
+        if self.span < (<uint64_t>1 << 32):
+            self.lower = self.lower << 32
+            self.span = self.span << 32
+            self.point = self.point << 32
+            if self.pos < self.n:
+                self.point = self.point | self.w[self.pos]
+                self.pos += 1
+        return bit
+
+    def decode_bits(self, p):
+        """Decode one bit per entry of ``p`` (P(1) in units of 2^-16, 0 < p < PROB_ONE).
+
+        Raises:
+            ValueError: a P(1) out of range, or words no encoder writes.
+        """
+        cdef const int32_t[::1] q = np.ascontiguousarray(p, dtype=np.int32)
+        cdef Py_ssize_t i
+        cdef int bit
+        out = np.empty(q.shape[0], dtype=np.uint8)
+        cdef uint8_t[::1] o = out
+        for i in range(q.shape[0]):
+            if not 0 < q[i] < PROB_ONE:
+                raise ValueError("P(1) must be inside (0, 65536)")
+            bit = self.decode_bit(q[i])
+            if bit < 0:
+                raise ValueError("the words are not a range coder's")
+            o[i] = bit
+        return out
+
+    def maybe_exhausted(self):
+        """True when the words may hold no more data than the bits decoded so far (as
+        ``RangeDecoder.maybe_exhausted``)."""
+        return self.pos >= self.n and (self.span == <uint64_t>0xFFFFFFFFFFFFFFFF or
+                                       self.point - self.lower < (<uint64_t>1 << 33) - 1)
 
 
 # ---------------------------------------------------------------- distributions along a sequence

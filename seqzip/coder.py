@@ -20,7 +20,7 @@ import functools
 import constriction
 import numpy as np
 
-from ._core import DECODE, ENCODE, ONE, SCORE, run
+from ._core import BITS, DECODE, ENCODE, ONE, SCORE, BitDecoder, run
 from .errors import CorruptError
 
 # constriction is a compiled module whose submodules are attributes, not importable modules.
@@ -42,6 +42,12 @@ def _bernoulli(p: int):
     return constriction.stream.model.Bernoulli(p / ONE, perfect=False)
 
 
+# Encoding in bit mode hands the coder a chunk of bits at a time, each with its own P(1), under
+# the same family (the same words as one call per bit with ``_bernoulli(p)``, 20x faster);
+# decoding runs _core.BitDecoder, the same range decoder in C.
+_BERNOULLI_FAMILY = constriction.stream.model.Bernoulli(perfect=False)
+
+
 def encode(model, symbols: np.ndarray) -> bytes:
     """Range-code ``symbols`` (alphabet indices, uint8) under ``model``; the model learns them.
 
@@ -59,7 +65,7 @@ def encode(model, symbols: np.ndarray) -> bytes:
         return b""
     encoder = RangeEncoder()
     run(model.kernel, ENCODE, np.ascontiguousarray(symbols, dtype=np.uint8), encoder,
-        _categorical, _bernoulli, _BERNOULLI)
+        _categorical, _bernoulli, _BERNOULLI, family=_BERNOULLI_FAMILY)
     return encoder.get_compressed().astype("<u4", copy=False).tobytes()
 
 
@@ -96,6 +102,8 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
         decoder = RangeDecoder(words)
     except (ValueError, RuntimeError) as exc:  # impossible word sequences are refused up front
         raise CorruptError(f"range decoder rejected the payload: {exc}") from None
+    if model.kernel.mode == BITS:
+        decoder = BitDecoder(words)
     out = np.zeros(n_symbols, dtype=np.uint8)
     for i, (start, end) in enumerate(blocks):
         try:
