@@ -34,9 +34,16 @@ from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-ENCODE = 0
-DECODE = 1
-SCORE = 2
+# the directions of run(): C constants inside its loop (a module global would be a dictionary
+# look-up and a Python comparison per bit), Python ones outside
+cdef enum:
+    TO_ENCODE = 0
+    TO_DECODE = 1
+    TO_SCORE = 2
+
+ENCODE = TO_ENCODE
+DECODE = TO_DECODE
+SCORE = TO_SCORE
 BITS = BIT_MODE
 SYMBOLS = SYMBOL_MODE
 ONE = PROB_ONE
@@ -495,15 +502,15 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef double[::1] kept_probs
     cdef Py_ssize_t kept = 0
     global _symbols_done
-    if direction == ENCODE:
+    if direction == TO_ENCODE:
         code = coder.encode
-    elif direction == DECODE:
+    elif direction == TO_DECODE:
         if isinstance(coder, BitDecoder):
             if not bits:
                 raise ValueError("a BitDecoder decodes bit mode only")
         else:
             code = coder.decode
-    elif direction == SCORE:
+    elif direction == TO_SCORE:
         if scores is None or scores.shape[0] < n:
             raise ValueError("scores must hold one value per symbol")
     else:
@@ -511,28 +518,28 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     if not bits:
         probs_array = np.empty(A)
         probs = probs_array
-    elif direction == DECODE and isinstance(coder, BitDecoder):
+    elif direction == TO_DECODE and isinstance(coder, BitDecoder):
         native = coder
-    elif direction == ENCODE and family is not None:
+    elif direction == TO_ENCODE and family is not None:
         batch = True
         batch_bits = np.empty(BIT_CHUNK, dtype=np.int32)
         batch_probs = np.empty(BIT_CHUNK)
         kept_bits, kept_probs = batch_bits, batch_probs
-    elif cache is None and direction != SCORE:
+    elif cache is None and direction != TO_SCORE:
         raise ValueError("bit mode needs a model cache")
     for i in range(n):
-        symbol = symbols[i] if direction != DECODE else 0
+        symbol = symbols[i] if direction != TO_DECODE else 0
         if symbol >= A:
             raise ValueError(f"symbol {symbol} outside the model's alphabet of {A}")
         if not bits:
             status = kernel.checked_predict(&probs[0])
             if status < 0:
                 _raise_for(status, type(kernel).__name__)
-            if direction == SCORE:
+            if direction == TO_SCORE:
                 scores[i] = probs[symbol] / _total(&probs[0], A)
             else:
                 model = categorical(probs_array)
-                if direction == ENCODE:
+                if direction == TO_ENCODE:
                     code(symbol, model)
                 else:
                     symbol = code(model)
@@ -540,11 +547,11 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         else:
             score = 1.0
             status = STATUS_OK
-            if direction == DECODE:
+            if direction == TO_DECODE:
                 symbol = 0
             for j in range(B - 1, -1, -1):
                 p = kernel.iface.predict_bit(kernel.iface.state)
-                if direction == DECODE:
+                if direction == TO_DECODE:
                     if p <= 0 or p >= PROB_ONE:
                         bit = p >= PROB_ONE
                     elif native is not None:
@@ -561,7 +568,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                     bit = (symbol >> j) & 1
                     if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
                         raise ValueError("symbol outside the model's alphabet")
-                    if direction == SCORE:
+                    if direction == TO_SCORE:
                         score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
                     elif batch:
                         if 0 < p < PROB_ONE:
@@ -579,11 +586,11 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 status = kernel.iface.update_bit(kernel.iface.state, bit)
                 if status < 0:
                     break
-            if direction == SCORE:
+            if direction == TO_SCORE:
                 scores[i] = score
         if status < 0:
             _raise_for(status, type(kernel).__name__)
-        if direction == DECODE:
+        if direction == TO_DECODE:
             if symbol >= A:
                 raise ValueError(f"decoded symbol {symbol} outside the alphabet")
             symbols[i] = symbol
