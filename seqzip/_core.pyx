@@ -31,6 +31,7 @@ import numpy as np
 cimport cython
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -465,7 +466,7 @@ cdef inline long long _now_ns() noexcept nogil:
 
 def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         object categorical=None, object bernoulli=None, list cache=None,
-        double[::1] scores=None, object family=None):
+        double[::1] scores=None):
     """Run the model over ``len(symbols)`` symbols in one direction; return that count.
 
     ENCODE reads each symbol and codes it with ``coder.encode(value, model)``; DECODE writes
@@ -474,12 +475,8 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     ``categorical(probs)``; in bit mode it is ``cache[p]``, built once per 16-bit probability
     by ``bernoulli(p)``.
 
-    Bit mode has two shortcuts that code the same words.  ENCODE with ``family`` (the coder's
-    Bernoulli model family) keeps each coded bit and its P(1) and hands them to
-    ``coder.encode(bits, family, probabilities)`` a chunk of BIT_CHUNK at a time: the range
-    coder is a queue, so the words are those of one call per bit, and the probabilities are
-    still those of the one step (only their coding waits).  DECODE with a :class:`BitDecoder`
-    as ``coder`` decodes each bit in C (no Python call per bit).
+    In bit mode a :class:`BitEncoder` (ENCODE) or :class:`BitDecoder` (DECODE) as ``coder``
+    codes each bit in C, with no Python call per bit: the same words as constriction's.
 
     Raises:
         ValueError: a decoded symbol or bit the model rules out (corrupt data), or a symbol
@@ -496,14 +493,15 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef long long yield_ns = <long long>(2e9 * sys.getswitchinterval())
     cdef Py_ssize_t yield_mask = 0 if bits else YIELD_SYMBOLS - 1
     cdef BitDecoder native = None
-    cdef bint batch = False
-    cdef object batch_bits = None, batch_probs = None
-    cdef int32_t[::1] kept_bits
-    cdef double[::1] kept_probs
-    cdef Py_ssize_t kept = 0
+    cdef BitEncoder writer = None
     global _symbols_done
     if direction == TO_ENCODE:
-        code = coder.encode
+        if isinstance(coder, BitEncoder):
+            if not bits:
+                raise ValueError("a BitEncoder codes bit mode only")
+            writer = coder
+        else:
+            code = coder.encode
     elif direction == TO_DECODE:
         if isinstance(coder, BitDecoder):
             if not bits:
@@ -520,11 +518,8 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         probs = probs_array
     elif direction == TO_DECODE and isinstance(coder, BitDecoder):
         native = coder
-    elif direction == TO_ENCODE and family is not None:
-        batch = True
-        batch_bits = np.empty(BIT_CHUNK, dtype=np.int32)
-        batch_probs = np.empty(BIT_CHUNK)
-        kept_bits, kept_probs = batch_bits, batch_probs
+    elif writer is not None:
+        pass
     elif cache is None and direction != TO_SCORE:
         raise ValueError("bit mode needs a model cache")
     for i in range(n):
@@ -570,14 +565,9 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                         raise ValueError("symbol outside the model's alphabet")
                     if direction == TO_SCORE:
                         score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
-                    elif batch:
-                        if 0 < p < PROB_ONE:
-                            kept_bits[kept] = bit
-                            kept_probs[kept] = p / <double>PROB_ONE
-                            kept += 1
-                            if kept == BIT_CHUNK:
-                                code(batch_bits, family, batch_probs)
-                                kept = 0
+                    elif writer is not None:
+                        if 0 < p < PROB_ONE and writer.encode_bit(bit, p) < 0:
+                            raise MemoryError("range encoder: out of memory")
                     elif 0 < p < PROB_ONE:
                         model = cache[p]
                         if model is None:
@@ -601,16 +591,10 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 with nogil:  # a thread waiting for the interpreter takes it here
                     pass
                 last_yield = _now_ns()
-    if kept:
-        code(batch_bits[:kept], family, batch_probs[:kept])
     return n
 
 
-# ---------------------------------------------------------------- bit mode's range decoder
-
-# Bits an encoding run() keeps before it hands them to the coder (12 bytes each).
-cdef enum:
-    BIT_CHUNK = 1 << 16
+# ---------------------------------------------------------------- bit mode's range coder
 
 # constriction's queue range coder as seqzip's bit mode uses it (``seqzip.coder``): 32-bit
 # words, a 64-bit state, models of PRECISION bits.  Bernoulli(p, perfect=False) of a bit whose
@@ -624,6 +608,121 @@ cdef enum:
 cdef inline uint64_t _split(int p) noexcept nogil:
     """The first slot of the 1 (``c`` above) for P(1) = p / PROB_ONE, 0 < p < PROB_ONE."""
     return ((<uint64_t>(PROB_ONE - p) * ((1 << PRECISION) - 2)) // PROB_ONE) + 1
+
+
+cdef class BitEncoder:
+    """The range encoder of bit mode in C: the words constriction's RangeEncoder writes for
+    ``encode(bit, Bernoulli(p / PROB_ONE, perfect=False))`` bit after bit, with no Python call
+    per bit (:func:`run` calls :meth:`encode_bit`).  Like constriction's, it keeps the words of
+    a pending carry (``inverted``: the low end wrapped below the high end) until it is known.
+
+        >>> e = BitEncoder()
+        >>> e.encode_bits(np.array([1, 0, 1]), np.array([40000, 20000, 65535]))
+        >>> BitDecoder(e.get_compressed()).decode_bits(np.array([40000, 20000, 65535])).tolist()
+        [1, 0, 1]
+    """
+    cdef uint32_t* out
+    cdef Py_ssize_t n, size
+    cdef uint64_t lower, span
+    cdef readonly Py_ssize_t inverted  # words held back (0: none)
+    cdef uint32_t first_inverted # the first of them before the carry is known
+
+    def __cinit__(self):
+        self.out, self.n, self.size = NULL, 0, 0
+        self.lower, self.span = 0, <uint64_t>0xFFFFFFFFFFFFFFFF
+        self.inverted, self.first_inverted = 0, 0
+
+    def __dealloc__(self):
+        free(self.out)
+
+    cdef inline int write(self, uint32_t word) noexcept nogil:
+        cdef uint32_t* grown
+        if self.n == self.size:
+            grown = <uint32_t*>realloc(self.out, 4 * (2 * self.size + 1024))
+            if grown == NULL:
+                return -1
+            self.out, self.size = grown, 2 * self.size + 1024
+        self.out[self.n] = word
+        self.n += 1
+        return 0
+
+    cdef int release(self, bint carry) noexcept nogil:
+        """Write the held-back words: with the carry the first plus one and zeros, else the
+        first and all ones."""
+        cdef Py_ssize_t k
+        if self.write(self.first_inverted + 1 if carry else self.first_inverted) < 0:
+            return -1
+        for k in range(1, self.inverted):
+            if self.write(0 if carry else 0xFFFFFFFF) < 0:
+                return -1
+        return 0
+
+    cdef inline int encode_bit(self, int bit, int p) noexcept nogil:
+        """Code ``bit`` under P(1) = p / PROB_ONE (0 < p < PROB_ONE); -1 when out of memory."""
+        cdef uint64_t scale = self.span >> PRECISION, c = _split(p), lower, word
+        lower = self.lower
+        if bit:
+            lower = lower + scale * c
+            self.span = scale * ((<uint64_t>1 << PRECISION) - c)
+        else:
+            self.span = scale * c
+        if self.inverted and lower + self.span > lower:  # the carry is known now
+            if self.release(lower < self.lower) < 0:
+                return -1
+            self.inverted = 0
+        self.lower = lower
+        if self.span < (<uint64_t>1 << 32):
+            self.span = self.span << 32
+            word = self.lower >> 32
+            self.lower = self.lower << 32
+            if self.inverted:
+                self.inverted += 1
+            elif self.lower + self.span > self.lower:
+                return self.write(<uint32_t>word)
+            else:
+                self.inverted, self.first_inverted = 1, <uint32_t>word
+        return 0
+
+    def encode_bits(self, bits, p):
+        """Code each of ``bits`` (0 or 1) under its ``p`` (P(1) in units of 2^-16, inside
+        (0, PROB_ONE))."""
+        cdef const int32_t[::1] b = np.ascontiguousarray(bits, dtype=np.int32)
+        cdef const int32_t[::1] q = np.ascontiguousarray(p, dtype=np.int32)
+        cdef Py_ssize_t i
+        if b.shape[0] != q.shape[0]:
+            raise ValueError("one P(1) per bit")
+        for i in range(b.shape[0]):
+            if not 0 < q[i] < PROB_ONE or not 0 <= b[i] <= 1:
+                raise ValueError("bits are 0 or 1, P(1) inside (0, 65536)")
+            if self.encode_bit(b[i], q[i]) < 0:
+                raise MemoryError("range encoder: out of memory")
+
+    def get_compressed(self):
+        """The words so far, sealed as constriction's ``get_compressed`` seals them (the
+        encoder can go on): uint32, none when nothing was coded."""
+        cdef uint64_t point, upper
+        cdef Py_ssize_t k, m = self.n
+        cdef uint32_t[::1] v
+        if self.span == <uint64_t>0xFFFFFFFFFFFFFFFF:
+            return np.zeros(0, dtype=np.uint32)
+        point = self.lower + ((<uint64_t>1 << 32) - 1)
+        upper = self.lower + self.span
+        out = np.empty(m + self.inverted + 2, dtype=np.uint32)
+        v = out
+        for k in range(m):
+            v[k] = self.out[k]
+        if self.inverted:
+            v[m] = self.first_inverted + 1 if point < self.lower else self.first_inverted
+            m += 1
+            for k in range(1, self.inverted):
+                v[m] = 0 if point < self.lower else 0xFFFFFFFF
+                m += 1
+        v[m] = <uint32_t>(point >> 32)
+        m += 1
+        if <uint32_t>(upper >> 32) == <uint32_t>(point >> 32):
+            v[m] = 0
+            m += 1
+        return out[:m].copy()
 
 
 cdef class BitDecoder:

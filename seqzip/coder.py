@@ -20,7 +20,7 @@ import functools
 import constriction
 import numpy as np
 
-from ._core import BITS, DECODE, ENCODE, ONE, SCORE, BitDecoder, run
+from ._core import BITS, DECODE, ENCODE, ONE, SCORE, BitDecoder, BitEncoder, run
 from .errors import CorruptError
 
 # constriction is a compiled module whose submodules are attributes, not importable modules.
@@ -42,10 +42,10 @@ def _bernoulli(p: int):
     return constriction.stream.model.Bernoulli(p / ONE, perfect=False)
 
 
-# Encoding in bit mode hands the coder a chunk of bits at a time, each with its own P(1), under
-# the same family (the same words as one call per bit with ``_bernoulli(p)``, 20x faster);
-# decoding runs _core.BitDecoder, the same range decoder in C.
-_BERNOULLI_FAMILY = constriction.stream.model.Bernoulli(perfect=False)
+# A bit-mode kernel is coded by _core.BitEncoder and BitDecoder: constriction's range coder
+# under these Bernoulli models, written in C (the same words; tests/test_coder.py checks them
+# against constriction), so no bit crosses into Python.  _bernoulli and _BERNOULLI serve a
+# caller that passes constriction's own coder to run().
 
 
 def encode(model, symbols: np.ndarray) -> bytes:
@@ -63,9 +63,9 @@ def encode(model, symbols: np.ndarray) -> bytes:
     """
     if model.alphabet_size == 1:
         return b""
-    encoder = RangeEncoder()
+    encoder = BitEncoder() if model.kernel.mode == BITS else RangeEncoder()
     run(model.kernel, ENCODE, np.ascontiguousarray(symbols, dtype=np.uint8), encoder,
-        _categorical, _bernoulli, _BERNOULLI, family=_BERNOULLI_FAMILY)
+        _categorical, _bernoulli, _BERNOULLI)
     return encoder.get_compressed().astype("<u4", copy=False).tobytes()
 
 
