@@ -27,14 +27,24 @@ This module imports no seqzip Python: it is the bottom of the stack.
 import sys
 
 import numpy as np
+
+cimport cython
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-ENCODE = 0
-DECODE = 1
-SCORE = 2
+# the directions of run(): C constants inside its loop (a module global would be a dictionary
+# look-up and a Python comparison per bit), Python ones outside
+cdef enum:
+    TO_ENCODE = 0
+    TO_DECODE = 1
+    TO_SCORE = 2
+
+ENCODE = TO_ENCODE
+DECODE = TO_DECODE
+SCORE = TO_SCORE
 BITS = BIT_MODE
 SYMBOLS = SYMBOL_MODE
 ONE = PROB_ONE
@@ -465,6 +475,9 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     ``categorical(probs)``; in bit mode it is ``cache[p]``, built once per 16-bit probability
     by ``bernoulli(p)``.
 
+    In bit mode a :class:`BitEncoder` (ENCODE) or :class:`BitDecoder` (DECODE) as ``coder``
+    codes each bit in C, with no Python call per bit: the same words as constriction's.
+
     Raises:
         ValueError: a decoded symbol or bit the model rules out (corrupt data), or a symbol
             the model cannot code.
@@ -479,12 +492,23 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef long long last_yield = _now_ns(), now
     cdef long long yield_ns = <long long>(2e9 * sys.getswitchinterval())
     cdef Py_ssize_t yield_mask = 0 if bits else YIELD_SYMBOLS - 1
+    cdef BitDecoder native = None
+    cdef BitEncoder writer = None
     global _symbols_done
-    if direction == ENCODE:
-        code = coder.encode
-    elif direction == DECODE:
-        code = coder.decode
-    elif direction == SCORE:
+    if direction == TO_ENCODE:
+        if isinstance(coder, BitEncoder):
+            if not bits:
+                raise ValueError("a BitEncoder codes bit mode only")
+            writer = coder
+        else:
+            code = coder.encode
+    elif direction == TO_DECODE:
+        if isinstance(coder, BitDecoder):
+            if not bits:
+                raise ValueError("a BitDecoder decodes bit mode only")
+        else:
+            code = coder.decode
+    elif direction == TO_SCORE:
         if scores is None or scores.shape[0] < n:
             raise ValueError("scores must hold one value per symbol")
     else:
@@ -492,21 +516,25 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     if not bits:
         probs_array = np.empty(A)
         probs = probs_array
-    elif cache is None and direction != SCORE:
+    elif direction == TO_DECODE and isinstance(coder, BitDecoder):
+        native = coder
+    elif writer is not None:
+        pass
+    elif cache is None and direction != TO_SCORE:
         raise ValueError("bit mode needs a model cache")
     for i in range(n):
-        symbol = symbols[i] if direction != DECODE else 0
+        symbol = symbols[i] if direction != TO_DECODE else 0
         if symbol >= A:
             raise ValueError(f"symbol {symbol} outside the model's alphabet of {A}")
         if not bits:
             status = kernel.checked_predict(&probs[0])
             if status < 0:
                 _raise_for(status, type(kernel).__name__)
-            if direction == SCORE:
+            if direction == TO_SCORE:
                 scores[i] = probs[symbol] / _total(&probs[0], A)
             else:
                 model = categorical(probs_array)
-                if direction == ENCODE:
+                if direction == TO_ENCODE:
                     code(symbol, model)
                 else:
                     symbol = code(model)
@@ -514,13 +542,17 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         else:
             score = 1.0
             status = STATUS_OK
-            if direction == DECODE:
+            if direction == TO_DECODE:
                 symbol = 0
             for j in range(B - 1, -1, -1):
                 p = kernel.iface.predict_bit(kernel.iface.state)
-                if direction == DECODE:
+                if direction == TO_DECODE:
                     if p <= 0 or p >= PROB_ONE:
                         bit = p >= PROB_ONE
+                    elif native is not None:
+                        bit = native.decode_bit(p)
+                        if bit < 0:
+                            raise ValueError("the words are not a range coder's")
                     else:
                         model = cache[p]
                         if model is None:
@@ -531,8 +563,11 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                     bit = (symbol >> j) & 1
                     if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
                         raise ValueError("symbol outside the model's alphabet")
-                    if direction == SCORE:
+                    if direction == TO_SCORE:
                         score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
+                    elif writer is not None:
+                        if 0 < p < PROB_ONE and writer.encode_bit(bit, p) < 0:
+                            raise MemoryError("range encoder: out of memory")
                     elif 0 < p < PROB_ONE:
                         model = cache[p]
                         if model is None:
@@ -541,11 +576,11 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 status = kernel.iface.update_bit(kernel.iface.state, bit)
                 if status < 0:
                     break
-            if direction == SCORE:
+            if direction == TO_SCORE:
                 scores[i] = score
         if status < 0:
             _raise_for(status, type(kernel).__name__)
-        if direction == DECODE:
+        if direction == TO_DECODE:
             if symbol >= A:
                 raise ValueError(f"decoded symbol {symbol} outside the alphabet")
             symbols[i] = symbol
@@ -557,6 +592,219 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                     pass
                 last_yield = _now_ns()
     return n
+
+
+# ---------------------------------------------------------------- bit mode's range coder
+
+# constriction's queue range coder as seqzip's bit mode uses it (``seqzip.coder``): 32-bit
+# words, a 64-bit state, models of PRECISION bits.  Bernoulli(p, perfect=False) of a bit whose
+# P(1) is p / PROB_ONE gives the 0 the slots [0, c) and the 1 the slots [c, 2^PRECISION), with
+# c = floor((1 - p / PROB_ONE) * (2^PRECISION - 2)) + 1 (every symbol keeps one slot).  For
+# PROB_ONE = 2^16 that float product is exact, so the integer form below is the same number.
+cdef enum:
+    PRECISION = 24
+
+
+cdef inline uint64_t _split(int p) noexcept nogil:
+    """The first slot of the 1 (``c`` above) for P(1) = p / PROB_ONE, 0 < p < PROB_ONE."""
+    return ((<uint64_t>(PROB_ONE - p) * ((1 << PRECISION) - 2)) // PROB_ONE) + 1
+
+
+cdef class BitEncoder:
+    """The range encoder of bit mode in C: the words constriction's RangeEncoder writes for
+    ``encode(bit, Bernoulli(p / PROB_ONE, perfect=False))`` bit after bit, with no Python call
+    per bit (:func:`run` calls :meth:`encode_bit`).  Like constriction's, it keeps the words of
+    a pending carry (``inverted``: the low end wrapped below the high end) until it is known.
+
+        >>> e = BitEncoder()
+        >>> e.encode_bits(np.array([1, 0, 1]), np.array([40000, 20000, 65535]))
+        >>> BitDecoder(e.get_compressed()).decode_bits(np.array([40000, 20000, 65535])).tolist()
+        [1, 0, 1]
+    """
+    cdef uint32_t* out
+    cdef Py_ssize_t n, size
+    cdef uint64_t lower, span
+    cdef readonly Py_ssize_t inverted  # words held back (0: none)
+    cdef uint32_t first_inverted # the first of them before the carry is known
+
+    def __cinit__(self):
+        self.out, self.n, self.size = NULL, 0, 0
+        self.lower, self.span = 0, <uint64_t>0xFFFFFFFFFFFFFFFF
+        self.inverted, self.first_inverted = 0, 0
+
+    def __dealloc__(self):
+        free(self.out)
+
+    cdef inline int write(self, uint32_t word) noexcept nogil:
+        cdef uint32_t* grown
+        if self.n == self.size:
+            grown = <uint32_t*>realloc(self.out, 4 * (2 * self.size + 1024))
+            if grown == NULL:
+                return -1
+            self.out, self.size = grown, 2 * self.size + 1024
+        self.out[self.n] = word
+        self.n += 1
+        return 0
+
+    cdef int release(self, bint carry) noexcept nogil:
+        """Write the held-back words: with the carry the first plus one and zeros, else the
+        first and all ones."""
+        cdef Py_ssize_t k
+        if self.write(self.first_inverted + 1 if carry else self.first_inverted) < 0:
+            return -1
+        for k in range(1, self.inverted):
+            if self.write(0 if carry else 0xFFFFFFFF) < 0:
+                return -1
+        return 0
+
+    cdef inline int encode_bit(self, int bit, int p) noexcept nogil:
+        """Code ``bit`` under P(1) = p / PROB_ONE (0 < p < PROB_ONE); -1 when out of memory."""
+        cdef uint64_t scale = self.span >> PRECISION, c = _split(p), lower, word
+        lower = self.lower
+        if bit:
+            lower = lower + scale * c
+            self.span = scale * ((<uint64_t>1 << PRECISION) - c)
+        else:
+            self.span = scale * c
+        if self.inverted and lower + self.span > lower:  # the carry is known now
+            if self.release(lower < self.lower) < 0:
+                return -1
+            self.inverted = 0
+        self.lower = lower
+        if self.span < (<uint64_t>1 << 32):
+            self.span = self.span << 32
+            word = self.lower >> 32
+            self.lower = self.lower << 32
+            if self.inverted:
+                self.inverted += 1
+            elif self.lower + self.span > self.lower:
+                return self.write(<uint32_t>word)
+            else:
+                self.inverted, self.first_inverted = 1, <uint32_t>word
+        return 0
+
+    def encode_bits(self, bits, p):
+        """Code each of ``bits`` (0 or 1) under its ``p`` (P(1) in units of 2^-16, inside
+        (0, PROB_ONE))."""
+        cdef const int32_t[::1] b = np.ascontiguousarray(bits, dtype=np.int32)
+        cdef const int32_t[::1] q = np.ascontiguousarray(p, dtype=np.int32)
+        cdef Py_ssize_t i
+        if b.shape[0] != q.shape[0]:
+            raise ValueError("one P(1) per bit")
+        for i in range(b.shape[0]):
+            if not 0 < q[i] < PROB_ONE or not 0 <= b[i] <= 1:
+                raise ValueError("bits are 0 or 1, P(1) inside (0, 65536)")
+            if self.encode_bit(b[i], q[i]) < 0:
+                raise MemoryError("range encoder: out of memory")
+
+    def get_compressed(self):
+        """The words so far, sealed as constriction's ``get_compressed`` seals them (the
+        encoder can go on): uint32, none when nothing was coded."""
+        cdef uint64_t point, upper
+        cdef Py_ssize_t k, m = self.n
+        cdef uint32_t[::1] v
+        if self.span == <uint64_t>0xFFFFFFFFFFFFFFFF:
+            return np.zeros(0, dtype=np.uint32)
+        point = self.lower + ((<uint64_t>1 << 32) - 1)
+        upper = self.lower + self.span
+        out = np.empty(m + self.inverted + 2, dtype=np.uint32)
+        v = out
+        for k in range(m):
+            v[k] = self.out[k]
+        if self.inverted:
+            v[m] = self.first_inverted + 1 if point < self.lower else self.first_inverted
+            m += 1
+            for k in range(1, self.inverted):
+                v[m] = 0 if point < self.lower else 0xFFFFFFFF
+                m += 1
+        v[m] = <uint32_t>(point >> 32)
+        m += 1
+        if <uint32_t>(upper >> 32) == <uint32_t>(point >> 32):
+            v[m] = 0
+            m += 1
+        return out[:m].copy()
+
+
+cdef class BitDecoder:
+    """The range decoder of bit mode in C: the words of constriction's RangeEncoder, decoded
+    bit by bit as ``RangeDecoder.decode(Bernoulli(p / PROB_ONE, perfect=False))`` would, with
+    no Python call per bit (:func:`run` calls :meth:`decode_bit`).
+
+        >>> d = BitDecoder(np.zeros(0, np.uint32))
+        >>> d.maybe_exhausted()
+        True
+    """
+    cdef object words            # the uint32 array the pointer reads
+    cdef const uint32_t* w
+    cdef Py_ssize_t pos, n
+    cdef uint64_t lower, span, point
+
+    def __init__(self, words):
+        cdef const uint32_t[::1] v
+        cdef int read = 0
+        self.words = np.ascontiguousarray(words, dtype=np.uint32)
+        v = self.words
+        self.n, self.pos, self.w = v.shape[0], 0, NULL
+        if self.n:
+            self.w = &v[0]
+        self.lower, self.span, self.point = 0, <uint64_t>0xFFFFFFFFFFFFFFFF, 0
+        while read < 2 and self.pos < self.n:  # the point: the first two words, zeros after
+            self.point = (self.point << 32) | self.w[self.pos]
+            self.pos += 1
+            read += 1
+        if read == 1:
+            self.point = self.point << 32
+
+    @cython.cdivision(True)
+    cdef inline int decode_bit(self, int p) noexcept nogil:
+        """The next bit under P(1) = p / PROB_ONE (0 < p < PROB_ONE), or -1 for words no
+        encoder writes."""
+        cdef uint64_t scale = self.span >> PRECISION, c = _split(p)
+        cdef uint64_t quantile = (self.point - self.lower) // scale
+        cdef int bit
+        if quantile >= (<uint64_t>1 << PRECISION):
+            return -1
+        if quantile < c:
+            bit = 0
+            self.span = scale * c
+        else:
+            bit = 1
+            self.lower = self.lower + scale * c
+            self.span = scale * ((<uint64_t>1 << PRECISION) - c)
+        if self.span < (<uint64_t>1 << 32):
+            self.lower = self.lower << 32
+            self.span = self.span << 32
+            self.point = self.point << 32
+            if self.pos < self.n:
+                self.point = self.point | self.w[self.pos]
+                self.pos += 1
+        return bit
+
+    def decode_bits(self, p):
+        """Decode one bit per entry of ``p`` (P(1) in units of 2^-16, 0 < p < PROB_ONE).
+
+        Raises:
+            ValueError: a P(1) out of range, or words no encoder writes.
+        """
+        cdef const int32_t[::1] q = np.ascontiguousarray(p, dtype=np.int32)
+        cdef Py_ssize_t i
+        cdef int bit
+        out = np.empty(q.shape[0], dtype=np.uint8)
+        cdef uint8_t[::1] o = out
+        for i in range(q.shape[0]):
+            if not 0 < q[i] < PROB_ONE:
+                raise ValueError("P(1) must be inside (0, 65536)")
+            bit = self.decode_bit(q[i])
+            if bit < 0:
+                raise ValueError("the words are not a range coder's")
+            o[i] = bit
+        return out
+
+    def maybe_exhausted(self):
+        """True when the words may hold no more data than the bits decoded so far (as
+        ``RangeDecoder.maybe_exhausted``)."""
+        return self.pos >= self.n and (self.span == <uint64_t>0xFFFFFFFFFFFFFFFF or
+                                       self.point - self.lower < (<uint64_t>1 << 33) - 1)
 
 
 # ---------------------------------------------------------------- distributions along a sequence

@@ -20,7 +20,7 @@ import functools
 import constriction
 import numpy as np
 
-from ._core import DECODE, ENCODE, ONE, SCORE, run
+from ._core import BITS, DECODE, ENCODE, ONE, SCORE, BitDecoder, BitEncoder, run
 from .errors import CorruptError
 
 # constriction is a compiled module whose submodules are attributes, not importable modules.
@@ -42,6 +42,12 @@ def _bernoulli(p: int):
     return constriction.stream.model.Bernoulli(p / ONE, perfect=False)
 
 
+# A bit-mode kernel is coded by _core.BitEncoder and BitDecoder: constriction's range coder
+# under these Bernoulli models, written in C (the same words; tests/test_coder.py checks them
+# against constriction), so no bit crosses into Python.  _bernoulli and _BERNOULLI serve a
+# caller that passes constriction's own coder to run().
+
+
 def encode(model, symbols: np.ndarray) -> bytes:
     """Range-code ``symbols`` (alphabet indices, uint8) under ``model``; the model learns them.
 
@@ -57,7 +63,7 @@ def encode(model, symbols: np.ndarray) -> bytes:
     """
     if model.alphabet_size == 1:
         return b""
-    encoder = RangeEncoder()
+    encoder = BitEncoder() if model.kernel.mode == BITS else RangeEncoder()
     run(model.kernel, ENCODE, np.ascontiguousarray(symbols, dtype=np.uint8), encoder,
         _categorical, _bernoulli, _BERNOULLI)
     return encoder.get_compressed().astype("<u4", copy=False).tobytes()
@@ -96,6 +102,8 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
         decoder = RangeDecoder(words)
     except (ValueError, RuntimeError) as exc:  # impossible word sequences are refused up front
         raise CorruptError(f"range decoder rejected the payload: {exc}") from None
+    if model.kernel.mode == BITS:
+        decoder = BitDecoder(words)
     out = np.zeros(n_symbols, dtype=np.uint8)
     for i, (start, end) in enumerate(blocks):
         try:
