@@ -253,11 +253,6 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 93): (72, "2646ee1e29bda86864429d8aa32384b8522abc067a26e1f81417decd983630fa"),
     ("cm", 94): (72, "88f58aa91e69b9c11ddc6be9cf1af370c62612e93a6eb3ca45c285c6285c8e4e"),
     ("cm", 95): (72, "3f4843d946ae034ba341a0a84240706e59fcd6d4da7819b584659b94da62c623"),
-    # round eight (format 20): level 9's binary, x86, RISC and 68000 variants (an mLSTM of 48 units)
-    ("cm", 98): (68, "ca9058ff3bd25c551fffa810c7839567b0b4a5df9d84936885c1ae013c2392b1"),
-    ("cm", 99): (68, "ea88f46688eb5ee0ddc1d124763b36606fa218e2c27c8be2151976bdc8507fb4"),
-    ("cm", 100): (68, "3f1952bccdee7a5a5253866cb14983ea771244da7d867fa581c02e914db23614"),
-    ("cm", 101): (68, "ae6f26305a4d6b0b93b42898a6d34af9fe269cb7a9f534786f78ecda169bb977"),
 }
 
 
@@ -375,8 +370,8 @@ PRESETS_SHA256_LATER = {
                "576880357caa28d73b08a8a420390419ef58aaaeb999cce5d0fde2821958e3cc",
            tuple(range(83, 96)):
                "634847c2bda35616f34dd3ecf95c3e4f484046fd4837fc0dce9086862b70b923",
-           tuple(range(96, 102)):
-               "38a0cff655116f2aa71dd3d57ffe20e065ac6060236b564c12fb14cae54aca8e"},
+           (96, 97):
+               "9e081e03136f224862c629a67ec9ea0fb13459f8290a3e685c812646cf94755e"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

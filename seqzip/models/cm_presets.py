@@ -212,23 +212,19 @@ DATA_VARIANTS.update({  # the bitmap and float variants stay round six's (levels
     83: dict(DATA_VARIANTS[61], m68k=88, x86=86, risc=87, binary=85),
     84: dict(DATA_VARIANTS[47], m68k=92, x86=90, risc=91, binary=89),
     48: dict(DATA_VARIANTS[48], x86=94, risc=95, binary=93)})
-# Issue 20, round eight (format 20 names ids 96-101).  Levels 6 and 9 hold twice the slots on
-# text (table_bits 24 and 25: 256 and 512 MiB of table; 769 KB of prose and 1 MB of wiki-like
-# XML -0.23% and -0.29% at level 6, -0.11% and -0.13% more at level 9; a file of a few hundred
-# KB fills neither table).  Level 9's binary variants take an mLSTM of 48 units in place of 96:
-# 1.8x the speed for +0.09% on 68000 objects, +0.17% on x86 code, 0 on sum, -1.1% on 256 KB of
-# kennedy.xls (without a network: 5x the speed, +0.15% to +0.37% on code; the text network's
-# rates were not measured there).
-# Level 9's mLSTM on text learns at Adam's rate 0.02 decayed by 0.01 (rate / sqrt(1 + 0.01 t))
-# in place of a fixed 0.002, and its P(1) is one more input (net_sel 9): its ablation on the books
-# 0.0016-0.0023 -> 0.0034-0.0065 bpc (helper net: alice29.txt -58 bytes, plrabn12.txt -256).
+# Issue 20, round eight (format 20 names ids 96 and 97).  Levels 6 and 9 hold twice the slots
+# (table_bits 24 and 25: 256 and 512 MiB of table; 769 KB of prose and 1 MB of wiki-like XML
+# -0.23% and -0.29% at level 6, -0.11% and -0.13% more at level 9; a file of a few hundred KB
+# fills neither table).  Level 9's mLSTM on text learns at Adam's rate 0.02 decayed by 0.01
+# (rate / sqrt(1 + 0.01 t)) in place of a fixed 0.002, and its P(1) is one more input (net_sel
+# 9): its ablation on the books 0.0016-0.0023 -> 0.0034-0.0065 bpc (helper net: alice29.txt -58
+# bytes, plrabn12.txt -256).  The variants stay round seven's (and six's): level 9's binary ones
+# keep their mLSTM of 96 units (48 units: 1.8x the speed, but kennedy.xls +1.6%, 10,123 bytes;
+# 64 units +1.2%; x86 code +0.17%, 68000 objects +0.09%).
 PRESETS.update({96: dict(PRESETS[83], table_bits=24),
                 97: dict(PRESETS[84], table_bits=25, net_sel=9, network_config=network_config(
                     "mlstm", hidden=64, lr=0.02, lr_decay=0.01))})
-_NET48 = dict(network_config=network_config("mlstm", hidden=48))
-_add_variants({98 + i: (97, dict(PRESETS[like], **_NET48)) for i, like in enumerate((89, 90, 91, 92))})
-DATA_VARIANTS.update({96: DATA_VARIANTS[83],
-                      97: dict(DATA_VARIANTS[84], binary=98, x86=99, risc=100, m68k=101)})
+DATA_VARIANTS.update({96: DATA_VARIANTS[83], 97: DATA_VARIANTS[84]})
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
 LEVEL_IDS = {1: 48, 6: 96, 9: 97}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}

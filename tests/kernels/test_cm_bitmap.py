@@ -136,7 +136,7 @@ def profile_of(data: bytes):
 
 @pytest.mark.parametrize("level,bitmap_id,from_id,binary_id,more", [
     (6, 66, 62, 85, dict(runs=0)),
-    (9, 38, 67, 98, dict(runs=0, rows=0x12F, sse=19, post=0, post_mode=0)),
+    (9, 38, 67, 89, dict(runs=0, rows=0x12F, sse=19, post=0, post_mode=0)),
     (1, 39, 71, 93, dict(rows=0, post=0, post_mode=0))])
 def test_each_level_codes_a_page_with_its_bitmap_variant(level, bitmap_id, from_id, binary_id,
                                                         more):
