@@ -646,14 +646,18 @@ cdef class BitEncoder:
         self.n += 1
         return 0
 
+    cdef inline uint32_t held(self, Py_ssize_t k, bint carry) noexcept nogil:
+        """Held-back word k once the carry is known: with the carry the first plus one and
+        zeros after it, else the first and all ones."""
+        if k == 0:
+            return self.first_inverted + 1 if carry else self.first_inverted
+        return 0 if carry else 0xFFFFFFFF
+
     cdef int release(self, bint carry) noexcept nogil:
-        """Write the held-back words: with the carry the first plus one and zeros, else the
-        first and all ones."""
+        """Write the held-back words (``held``)."""
         cdef Py_ssize_t k
-        if self.write(self.first_inverted + 1 if carry else self.first_inverted) < 0:
-            return -1
-        for k in range(1, self.inverted):
-            if self.write(0 if carry else 0xFFFFFFFF) < 0:
+        for k in range(self.inverted):
+            if self.write(self.held(k, carry)) < 0:
                 return -1
         return 0
 
@@ -711,12 +715,9 @@ cdef class BitEncoder:
         v = out
         for k in range(m):
             v[k] = self.out[k]
-        if self.inverted:
-            v[m] = self.first_inverted + 1 if point < self.lower else self.first_inverted
+        for k in range(self.inverted):  # the seal decides the carry
+            v[m] = self.held(k, point < self.lower)
             m += 1
-            for k in range(1, self.inverted):
-                v[m] = 0 if point < self.lower else 0xFFFFFFFF
-                m += 1
         v[m] = <uint32_t>(point >> 32)
         m += 1
         if <uint32_t>(upper >> 32) == <uint32_t>(point >> 32):

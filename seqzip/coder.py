@@ -102,7 +102,7 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
         decoder = RangeDecoder(words)
     except (ValueError, RuntimeError) as exc:  # impossible word sequences are refused up front
         raise CorruptError(f"range decoder rejected the payload: {exc}") from None
-    if model.kernel.mode == BITS:
+    if model.kernel.mode == BITS:  # constriction's decoder above only vetted the words
         decoder = BitDecoder(words)
     out = np.zeros(n_symbols, dtype=np.uint8)
     for i, (start, end) in enumerate(blocks):

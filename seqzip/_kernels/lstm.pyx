@@ -238,20 +238,21 @@ cdef class OnlineRNN(OnlineNetwork):
     cdef void transition(self, int x) noexcept:
         cdef Py_ssize_t j, n = self.n, t = self.since, A = self.A
         cdef double* sc = &self.cell_scratch[0]
-        if self.reuse and t < self.window:  # into the window's activations at its t-th symbol
+        # the cell's u (n), v (n), r (n), act (P) into the scratch, or with ``reuse`` into the
+        # window's activations at its t-th symbol; h_out (n) into the scratch; c in place
+        cdef double* u = sc
+        cdef double* v = sc + n
+        cdef double* r = sc + 2 * n
+        cdef double* act = sc + 3 * n
+        if self.reuse and t < self.window:
             for j in range(n):
                 self.Wh[t * n + j] = self.h[j]
                 self.Wc[t * n + j] = self.c[j]
             for j in range(A):
                 self.Wp[t * A + j] = self.raw[j]
-            self._cell(&self.h[0], &self.c[0], x, &self.Wu[t * n], &self.Wv[t * n],
-                       &self.Wr[t * n], &self.Wact[t * self.P], sc + 3 * n + self.P, &self.c[0])
-            for j in range(n):
-                self.h[j] = sc[3 * n + self.P + j]
-            return
-        # scratch: u (n), v (n), r (n), act (P), h_out (n); c is updated in place
-        self._cell(&self.h[0], &self.c[0], x, sc, sc + n, sc + 2 * n, sc + 3 * n,
-                   sc + 3 * n + self.P, &self.c[0])
+            u, v, r = &self.Wu[t * n], &self.Wv[t * n], &self.Wr[t * n]
+            act = &self.Wact[t * self.P]
+        self._cell(&self.h[0], &self.c[0], x, u, v, r, act, sc + 3 * n + self.P, &self.c[0])
         for j in range(n):
             self.h[j] = sc[3 * n + self.P + j]
 

@@ -3,9 +3,10 @@
 16 hex digits) of the per-symbol probabilities the coder charges (``cost_digest``) over 3,000
 bytes of four generated corpora and of the first 3,000 bytes of each Canterbury file, at every
 level.  Until issue 20's round eight the digests were of ``Predictor.feed``'s bits (-log2 of
-those probabilities), which numpy computes with other last bits on a CPU without AVX-512: main
-at 8f1fa52 passed them on the machine that pinned them and failed them all on one without
-(its streams and every stream golden identical), so they were pinned again from that build as
+those probabilities), whose last bits numpy's log2 gives differently on some CPUs (inferred:
+AVX-512 or not): main at 8f1fa52 passed them in its own session's CI and failed all of CI's
+here on a CPU without AVX-512 (its streams and every stream golden identical, with Cython 3.2.9
+or 3.3.1 and numpy 2.3.5 or 2.4.6), so they were pinned again from that build as
 digests of the probabilities themselves.  (The costs, not
 the streams, so that the goldens hold across container header formats; the streams themselves
 were compared at 0cd69a4's format: identical at levels 1-9.)  And a model file that kernel saved
