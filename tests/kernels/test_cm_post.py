@@ -186,10 +186,16 @@ def post_inputs(state, mode, n_sets, apm, sse, inputs):
     return y + (list(inputs) if mode & 64 else [])
 
 
-@pytest.mark.parametrize("mode, post, sse", [(0, 50, 0), (1, 50, 3), (3, 100, 0), (5, 100, 3),
-                                             (7, 100, 0), (9, 20, 3), (8, 5, 0), (17, 30, 0),
-                                             (33, 30, 0), (2, 50, 0), (65, 30, 3),
-                                             (127, 20, 19)])
+def _long(*case):
+    return pytest.param(*case, marks=pytest.mark.long)
+
+
+# CI runs one mode of each row selection (0, 3, 5, and 127 with every bit), the QDH step alone
+# (8) and the levels' mode (65); the other six, about 90 s, are ``pytest -m long``
+@pytest.mark.parametrize("mode, post, sse", [(0, 50, 0), _long(1, 50, 3), (3, 100, 0),
+                                             (5, 100, 3), _long(7, 100, 0), _long(9, 20, 3),
+                                             (8, 5, 0), _long(17, 30, 0), _long(33, 30, 0),
+                                             _long(2, 50, 0), (65, 30, 3), (127, 20, 19)])
 def test_each_mode_mixes_as_a_python_mix_of_the_same_inputs(mode, post, sse):
     """The kernel with the last mix in each mode, bit for bit against a Python mix of the
     inputs a kernel without it computes (its final stage, mixer, sets and stages), the row by

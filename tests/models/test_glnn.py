@@ -10,7 +10,9 @@ from seqzip import corpora
 from seqzip.models.glnn import GLNNConfig, GLNNModel, initial_parameters
 
 
-@pytest.mark.parametrize("level", range(1, 10))
+# levels 8 and 9 (about 45 s) are ``pytest -m long``
+@pytest.mark.parametrize("level", [level if level < 8 else pytest.param(level, marks=pytest.mark.long)
+                                   for level in range(1, 10)])
 def test_round_trip_every_level(level):
     data = corpora.generate("text", 6_000, seed=level).data + bytes(range(256)) * 4
     packed = seqzip.compress(data, model="glnn", level=level)
@@ -87,7 +89,7 @@ def _megabyte_round_trip(kind: str, level: int, size: int = 1 << 20) -> None:
     assert seqzip.decompress(packed) == data
 
 
-@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("kind", ["text", pytest.param("binary", marks=pytest.mark.long)])
 def test_quarter_megabyte_round_trip_fastest_level(kind):
     """256 KB over three frames (the model carries across frames); 1 MB at every level is
     ``pytest -m long``."""
