@@ -153,7 +153,8 @@ class CMConfig:
     # stages (2^16 rows each): (2) order 2 with the match state, (3) the word so far and the
     # last byte, (4) order 1 with the classes of the two bytes before, (5) hashed order 6;
     # (6) each stage refines the one before's output (a chain); (7) the APM's hashed stages
-    # (orders 2 and 3) take 2^16 rows, not 2^14.  Measured (body bytes): level 6, 51 (0, 1,
+    # (orders 2 and 3) take 2^16 rows, not 2^14; (8) a stage of the word so far with the
+    # word before it (at most four stages).  Measured (body bytes): level 6, 51 (0, 1,
     # 4, 5) -0.2 to -0.3% on text, kennedy.xls -2.0%, ctw.o -0.3%, 16 MB, +10-40% CPU; the
     # chain +1 to +2%, 7 nothing; level 1, 3: cp.html -1.0%, fields.c -1.5%, sum -0.9%
     runs: int = 0  # run information per hashed context (its last byte and how many times in
@@ -274,6 +275,8 @@ class CMConfig:
             raise ValueError("net_sel and the netp and nettop sets need a network")
         if self.columns and not self.record:
             raise ValueError("columns needs record contexts")
+        if bin(self.sse & 316).count("1") > 4:
+            raise ValueError("sse takes at most four extra stages")
         n_experts = len(parse_experts(self.experts))
         contexts = tuple((KINDS["order"], int(v)) for v in orders) + \
             tuple((KINDS["word"], j) for j in range(WORD_CONTEXTS[self.word])) + \
@@ -428,7 +431,7 @@ BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0
 def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
     """Bytes the final stage's newer behaviours allocate (``CMConfig.sse``): 2^16 rows of 33
     bins per extra stage, a byte per cell with counts, the mix's weights."""
-    extra = bin(sse & 60).count("1")
+    extra = bin(sse & 316).count("1")
     hashed = 1 << 16 if sse & 128 else 1 << 14  # the APM's hashed stages' rows
     cells = 33 * (sum(((1 << B), A << B, hashed, hashed, 48 << B)[i] for i in range(apm)) +
                   (extra << 16))

@@ -19,7 +19,7 @@ TEXT = (b"Alice was beginning to get very tired of sitting by her sister on the 
         b"having nothing to do: once or twice she had peeped into the book her sister was "
         b"reading, but it had no pictures or conversations in it.\n") * 3
 RANDOM = random.Random(5).randbytes(3000)
-VALUES = (1, 2, 3, 4, 8, 16, 32, 60, 63, 64, 128, 255)
+VALUES = (1, 2, 3, 4, 8, 16, 32, 60, 63, 64, 128, 255, 256, 259, 307)
 
 
 def small(**fields) -> CMConfig:
@@ -52,7 +52,7 @@ def test_streams_differ_and_the_default_is_the_old_stream():
 
 
 def test_bad_values_are_refused():
-    for bad in (-1, 256, 1000):
+    for bad in (-1, 512, 1000, 4 | 8 | 16 | 32 | 256):  # five extra stages: at most four
         with pytest.raises(ValueError, match="sse"):
             small(sse=bad)
 
@@ -63,10 +63,29 @@ def test_extra_stages_and_memory():
     assert kernel(sse=60).memory_allocated() == plain + 4 * 33 * 2 * 65536
     names = set(kernel(sse=63).get_state())
     assert {"sse.apm3", "sse.count5", "sse.w"} <= names and "sse.apm4" not in names
-    for sse in (1, 2, 63):
+    assert kernel(sse=256).memory_allocated() == plain + 33 * 2 * 65536
+    assert {"sse.apm3", "sse.w"} <= set(kernel(sse=2 | 4 | 8 | 16 | 256).get_state())
+    for sse in (1, 2, 63, 275):
         config = CMConfig(**dict(dataclasses.asdict(CMConfig.for_preset_id(27)), sse=sse))
         model = CMModel(config, alphabet=bytes(range(256)), seed=0)
         assert model.kernel.memory_allocated() <= config.memory_bytes(256)
+
+
+def _word_row(text: bytes) -> int:
+    k = kernel(sse=256)
+    feed(k, text)
+    k.predict_bit()
+    return int(k.get_state()["sse.ctx"].view("=i4")[0])
+
+
+def test_the_word_stage_is_keyed_by_the_word_and_the_one_before():
+    """sse bit 8: the stage's row is the word so far with the previous word (between words
+    the last byte with the last word), whatever came before them."""
+    assert _word_row(b"a big cat sat. the ca") == _word_row(b"one the ca")
+    assert _word_row(b"the ca") != _word_row(b"a ca")
+    assert _word_row(b"the ca") != _word_row(b"the co")
+    assert _word_row(b"x the cat ") == _word_row(b"cat ")
+    assert _word_row(b"the cat ") != _word_row(b"the cat,")
 
 
 def _apm_rows(k) -> np.ndarray:

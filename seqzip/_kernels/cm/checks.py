@@ -37,7 +37,7 @@ CONFIG_BOUNDS = {
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
     "apm_rate": (1, 12),
     "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
-    "sse": (0, 255),  # a bit mask (sse.pxd's SSE_MASK)
+    "sse": (0, 511),  # a bit mask (sse.pxd's SSE_MASK)
     "words2": (0, 65535),  # a bit mask of kind words2's contexts
     "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
     "cx_inputs": (0, 15),  # a bit mask of the inputs per hashed context (cxinputs.pxd)
@@ -47,7 +47,7 @@ def post_bytes(post: int, mode: int, n_inputs: int, spec, apm: int, sse: int) ->
     weight of each row (of each of its two mixes with bit 5)."""
     if not post:
         return 0
-    n = 3 + len(spec.selectors) + apm + (bin(sse & 60).count("1") + (sse >> 1 & 1) if sse
+    n = 3 + len(spec.selectors) + apm + (bin(sse & 316).count("1") + (sse >> 1 & 1) if sse
                                          else 0) + (mode >> 6 & 1) * n_inputs \
         if mode & 1 else n_inputs + 1
     rows = (1, 8, 48, 8)[mode >> 1 & 3]

@@ -4,7 +4,8 @@
 # reaches 2^-apm_rate (small files learn their APMs sooner); a learned mix of the stages'
 # stretched outputs with the mixer's log-odds in place of the fixed weights 1, 2, 3 ...; and
 # more stages keyed by other small contexts (order 2 with the match state, the word so far,
-# order 1 with the class of the byte before it, hashed order 6), each 2^16 rows of 33 bins.
+# order 1 with the class of the byte before it, hashed order 6, the word so far with the
+# previous word), each 2^16 rows of 33 bins.
 cimport cython
 from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -27,7 +28,10 @@ cdef enum:
     SSE_O6 = 32          # stage: hashed order 6
     SSE_CHAIN = 64       # each stage refines the one before's output (else the mixer's)
     SSE_WIDE = 128       # the APM's hashed stages (orders 2 and 3) take 2^16 rows, not 2^14
-    SSE_MASK = 255       # the bits defined
+    SSE_WORDS = 256      # stage: the word so far with the word before it (between words the
+                         # last byte with the last word)
+    SSE_KINDS = 316      # the stages' bits (4, 8, 16, 32, 256)
+    SSE_MASK = 511       # the bits defined
     SSE_STAGES = 4       # extra stages at most
     SSE_ROW_BITS = 16    # rows of an extra stage: 2^16
     SSE_ALL = MAX_APM + SSE_STAGES
@@ -115,9 +119,9 @@ cdef inline int sse_init(Sse* s, Apm* a, int mask) noexcept nogil:
         s.rate_of[i] = 1.0 / (i + 1.5)
         if s.rate_of[i] < 1.0 / (1 << a.rate):
             s.rate_of[i] = 1.0 / (1 << a.rate)
-    for j in range(4):
-        k = SSE_O2M << j
-        if mask & k:
+    for j in range(5):
+        k = SSE_O2M << j if j < 4 else SSE_WORDS
+        if mask & k and s.x.n < SSE_STAGES:
             s.kind[s.x.n] = k
             if apm_init_stage(&s.x, s.x.n, 1 << SSE_ROW_BITS) < 0:
                 s.x.n += 1
@@ -180,6 +184,9 @@ cdef inline void sse_rows(Sse* s, const Context* c, int node, int match_state) n
         elif s.kind[i] == SSE_WORD:
             key = hash2(c.word0 if c.word_len != 0 else <uint64_t>0,
                         (c8 & 0xFF) | (<uint64_t>2 << 32))
+        elif s.kind[i] == SSE_WORDS:
+            key = hash2(hash2(c.word0 if c.word_len != 0 else c8 & 0xFF, c.word1),
+                        <uint64_t>5 << 32)
         elif s.kind[i] == SSE_O1C:
             key = (c8 & 0xFF) | (<uint64_t>byte_class((c8 >> 8) & 0xFF) << 8) | \
                 (<uint64_t>byte_class((c8 >> 16) & 0xFF) << 10) | (<uint64_t>3 << 32)
