@@ -154,9 +154,11 @@ class CMConfig:
     # last byte, (4) order 1 with the classes of the two bytes before, (5) hashed order 6;
     # (6) each stage refines the one before's output (a chain); (7) the APM's hashed stages
     # (orders 2 and 3) take 2^16 rows, not 2^14; (8) a stage of the word so far with the
-    # word before it (at most four stages).  Measured (body bytes): level 6, 51 (0, 1,
-    # 4, 5) -0.2 to -0.3% on text, kennedy.xls -2.0%, ctw.o -0.3%, 16 MB, +10-40% CPU; the
-    # chain +1 to +2%, 7 nothing; level 1, 3: cp.html -1.0%, fields.c -1.5%, sum -0.9%
+    # word before it (at most four stages).  Measured (body bytes): level 6, 51 (0, 1, 4, 5)
+    # -0.2 to -0.3% on text, kennedy.xls -2.0%, ctw.o -0.3%, 16 MB, +10-40% CPU; the chain +1
+    # to +2%, 7 nothing; level 1, 3: cp.html -1.0%, fields.c -1.5%, sum -0.9%; 8 (issue 20,
+    # 300 KB of prose and of wiki XML) level 6's 19 -> 275 -0.07% and -0.02%, level 9's 51 ->
+    # 307 -0.05% and -0.02%
     runs: int = 0  # run information per hashed context (its last byte and how many times in
     # a row it came), bit j an input of runs.pxd: (0) the agreeing context with the longest
     # run, (1) a vote of the agreeing contexts, (2) the highest agreeing order, (3) one input
