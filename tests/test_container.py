@@ -169,6 +169,10 @@ GOLDEN_STREAMS_LATER = {
     # schedule and its P(1) as an input)
     ("cm", 96): (68, "ff488feeac71d48419028cce32962035152bd0cad297fcbca441f6a66d1672c5"),
     ("cm", 97): (68, "c50fa9a94d5336b6861d67b5dbe6c37989721947680fa544c10c06992180d0c7"),
+    # round nine (format 20): levels 6 and 9 (the words2 set and token, an SSE stage of the
+    # last two words; level 9 without order 7)
+    ("cm", 98): (68, "68a514a55cfca73c93359c2160eb78c293c2e7652fa5f68b4b6c9e2ffc310d66"),
+    ("cm", 99): (68, "b8f0a7bc42302654a4377b6525a486bf985d346baf77ca2519a731405f3af744"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -253,6 +257,11 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 93): (72, "2646ee1e29bda86864429d8aa32384b8522abc067a26e1f81417decd983630fa"),
     ("cm", 94): (72, "88f58aa91e69b9c11ddc6be9cf1af370c62612e93a6eb3ca45c285c6285c8e4e"),
     ("cm", 95): (72, "3f4843d946ae034ba341a0a84240706e59fcd6d4da7819b584659b94da62c623"),
+    # round nine: level 6's binary, x86, RISC and 68000 variants (eps 45, match 5)
+    ("cm", 100): (68, "93ee932c61db487f7a18b5c6c103fc048c7a44fdf2c68eb4796ca721a57d2ff6"),
+    ("cm", 101): (68, "68a9598b60a3d4d2d2766c1168ac314cca6609b50b0fcb4a11cfd1e99d193713"),
+    ("cm", 102): (68, "450747bbf38418a8731c6a43107ef3fd26f8170ecc272a5a58e747ab72d86831"),
+    ("cm", 103): (68, "2554fd2ac94cde08c17fad4faa43e5f396ee96212613577aa83e6a5ab770317f"),
 }
 
 
@@ -371,7 +380,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(83, 96)):
                "634847c2bda35616f34dd3ecf95c3e4f484046fd4837fc0dce9086862b70b923",
            (96, 97):
-               "9e081e03136f224862c629a67ec9ea0fb13459f8290a3e685c812646cf94755e"},
+               "9e081e03136f224862c629a67ec9ea0fb13459f8290a3e685c812646cf94755e",
+           tuple(range(98, 104)):
+               "72ef2b2ded16744733a89be2a043b4cdac0b6e6a2ce97592416717524791f0c2"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
