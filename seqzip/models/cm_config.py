@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .._kernels.cm import (CONFIG_BOUNDS, KINDS, LIMITS, MIN_MATCH, OPTIMIZERS, SELECTORS,
-                           post_bytes)
+                           post_bytes, sse_stages)
 from .base import check_range, config_from_bytes, config_to_bytes, preset_by_id
 from .detect import data_kinds
 from .experts import experts_memory, parse_experts
@@ -277,7 +277,7 @@ class CMConfig:
             raise ValueError("net_sel and the netp and nettop sets need a network")
         if self.columns and not self.record:
             raise ValueError("columns needs record contexts")
-        if bin(self.sse & 316).count("1") > 4:
+        if sse_stages(self.sse) > 4:
             raise ValueError("sse takes at most four extra stages")
         n_experts = len(parse_experts(self.experts))
         contexts = tuple((KINDS["order"], int(v)) for v in orders) + \
@@ -433,7 +433,7 @@ BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0
 def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:
     """Bytes the final stage's newer behaviours allocate (``CMConfig.sse``): 2^16 rows of 33
     bins per extra stage, a byte per cell with counts, the mix's weights."""
-    extra = bin(sse & 316).count("1")
+    extra = sse_stages(sse)
     hashed = 1 << 16 if sse & 128 else 1 << 14  # the APM's hashed stages' rows
     cells = 33 * (sum(((1 << B), A << B, hashed, hashed, 48 << B)[i] for i in range(apm)) +
                   (extra << 16))

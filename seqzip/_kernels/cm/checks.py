@@ -42,12 +42,20 @@ CONFIG_BOUNDS = {
     "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
     "cx_inputs": (0, 15),  # a bit mask of the inputs per hashed context (cxinputs.pxd)
 }
+SSE_STAGE_BITS = 316  # the sse bits that each add a stage (sse.pxd's SSE_KINDS: 4, 8, 16, 32, 256)
+
+
+def sse_stages(sse: int) -> int:
+    """How many extra stages the field ``sse`` asks for."""
+    return bin(sse & SSE_STAGE_BITS).count("1")
+
+
 def post_bytes(post: int, mode: int, n_inputs: int, spec, apm: int, sse: int) -> int:
     """Bytes the last mix allocates (post.pxd, ``post_mode``): its inputs, and 3 doubles per
     weight of each row (of each of its two mixes with bit 5)."""
     if not post:
         return 0
-    n = 3 + len(spec.selectors) + apm + (bin(sse & 316).count("1") + (sse >> 1 & 1) if sse
+    n = 3 + len(spec.selectors) + apm + (sse_stages(sse) + (sse >> 1 & 1) if sse
                                          else 0) + (mode >> 6 & 1) * n_inputs \
         if mode & 1 else n_inputs + 1
     rows = (1, 8, 48, 8)[mode >> 1 & 3]
