@@ -113,7 +113,7 @@ def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
     if not header.alphabet:
         return None
     return create(spec_for_header(header).name, config, alphabet=header.alphabet,
-                  seed=header.seed)
+                  seed=header.seed, size_hint=header.length)
 
 
 def load_dictionary(dictionary: Predictor | str | os.PathLike | None,

@@ -131,10 +131,11 @@ def make_config(name: str, level: int = DEFAULT_LEVEL) -> Any:
 
 
 def create(name: str, config: Any | None = None, *, alphabet: bytes | None = None,
-           alphabet_size: int | None = None, seed: int = 0) -> Model:
+           alphabet_size: int | None = None, seed: int = 0, size_hint: int = 0) -> Model:
     """Build model ``name`` (its level-6 config when ``config`` is None) over ``alphabet``
     (the byte values it codes, sorted) or, for models that only need its size, over
-    ``alphabet_size`` symbols.
+    ``alphabet_size`` symbols.  ``size_hint``: the symbols it will code, when known (0: not
+    known); it changes how memory is taken, never what is predicted.
 
         >>> create("order2", make_config("order2", 1), alphabet=b"ab").predict().tolist()
         [0.5, 0.5]
@@ -146,7 +147,7 @@ def create(name: str, config: Any | None = None, *, alphabet: bytes | None = Non
         if alphabet_size is None:
             raise ValueError("give the alphabet or its size")
         alphabet = bytes(range(alphabet_size))
-    return spec.model_class(config, alphabet, seed)
+    return spec.model_class(config, alphabet, seed, size_hint)
 
 
 __all__ = ["MODELS", "ModelSpec", "Model", "DEFAULT_MODEL", "DEFAULT_LEVEL", "LEVELS",

@@ -45,7 +45,7 @@ class Model:
 
     config_class: type = object
 
-    def __init__(self, config: Any, alphabet: bytes, seed: int) -> None:
+    def __init__(self, config: Any, alphabet: bytes, seed: int, size_hint: int = 0) -> None:
         if not isinstance(config, self.config_class):
             raise ValueError(f"config must be a {self.config_class.__name__}")
         if not 1 <= len(alphabet) <= 256:
@@ -53,6 +53,7 @@ class Model:
         self.config = config
         self.alphabet = bytes(alphabet)
         self.seed = seed
+        self.size_hint = size_hint  # symbols to be coded, 0 if not known (what cm allocates)
         self.kernel = self.make_kernel()
         self.predict = self.kernel.predict
         self.update = self.kernel.update

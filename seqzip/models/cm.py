@@ -43,4 +43,5 @@ class CMModel(Model):
             model_class = _network_class(c.network)[1]
             network = model_class(c.network_model_config(), self.alphabet, self.seed).kernel
         return CMKernel(c.spec, self.alphabet,
-                        make_experts(c.experts, self.alphabet, self.seed), network)
+                        make_experts(c.experts, self.alphabet, self.seed), network,
+                        self.size_hint)

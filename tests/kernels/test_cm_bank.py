@@ -112,3 +112,29 @@ def test_interface_runs_without_the_interpreter_lock():
             b.kernel.update_bit((int(x) >> j) & 1)
     assert got.tolist() == want
     assert _digest(a.kernel.get_state()) == _digest(b.kernel.get_state())
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_size_hint_changes_pages_not_what_is_learnt(name):
+    """A kernel told its input is short puts its large tables on plain pages (tables.pxd's
+    BIG_PLAIN); it learns the same state, byte for byte, as one that was not told, also past
+    the hint (640 symbols against a hint of 100)."""
+    told = CMModel(_config(name), alphabet=bytes(range(10, 110)), seed=0, size_hint=100)
+    assert told.kernel.plain_pages and not _learnt(name).kernel.plain_pages
+    data = b"the quick brown fox, jumps over the lazy dog; 0123456789 (abc) \"quoted\" <tag>\n" * 8
+    for b in data:
+        told.update(b - 10 if 10 <= b < 110 else 0)
+    assert _digest(told.kernel.get_state()) == _digest(_learnt(name).kernel.get_state())
+
+
+@pytest.mark.parametrize("n, plain", [(1, True), (256, True), (257, False), (4000, False)])
+def test_streams_give_their_length_as_the_hint(n, plain):
+    """The coder builds a stream's model with the header's length as its size hint, on both
+    sides (session.model_for_header), and the stream round-trips either way."""
+    from seqzip import compress, decompress
+    from seqzip.header import parse_header
+    from seqzip.session import model_for_header
+    data = (b"abcabd" * 700)[:n]
+    z = compress(data, level=1)
+    assert model_for_header(parse_header(z)[0]).kernel.plain_pages is plain
+    assert decompress(z) == data

@@ -33,6 +33,7 @@ cdef struct Cursor:
     int gnode            # node inside the current group of up to 4 bits (1: a group begins)
     const uint8_t* to_byte
     const Context* ctx   # the shared context state (updated before ``update``)
+    int big              # how builders allocate their large tables (tables.pxd: BIG_*)
 
 
 ctypedef void (*predict_fn)(void* s, const Cursor* at, double* x) noexcept nogil

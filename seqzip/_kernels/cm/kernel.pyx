@@ -89,7 +89,8 @@ from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, p
 from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
                                      sse_learn, sse_memory, sse_refine, sse_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
-from seqzip._kernels.cm.tables cimport N_STATES, SM_LIMIT, build_tables, squash
+from seqzip._kernels.cm.tables cimport (BIG_PLAIN, BIG_POPULATE, N_STATES, SM_LIMIT, build_tables,
+                                        squash)
 
 build_tables()
 
@@ -99,6 +100,12 @@ KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECOR
          "words2": K_WORDS2}
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
+# symbols up to which a kernel built for them takes plain pages (``size_hint``).  Measured at
+# level 6 (session 12): a fresh process, whose first huge pages the kernel may have to compact
+# memory for, spent 0.3-1.4 s of CPU on 100-1,000 bytes with huge pages, 0.34-0.57 s with
+# plain ones; in a process that had freed huge pages before, plain pages cost as much at 100
+# bytes, +25% at 200 and 2.7x at 1,000 (0.52 s against 0.18)
+SMALL_INPUT = 256
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes=4 * ROW_WORDS,
               bin2_bytes=4 * B2_WORDS,
               symbol_experts=MAX_SYMBOL_EXPERTS, apm=MAX_APM, inputs=MAX_INPUTS,
@@ -138,6 +145,10 @@ cdef class CMKernel(Kernel):
         experts: symbol-mode kernels whose distributions become inputs.
         network: a symbol-mode kernel with features (an online network): an input, and its
             state gates one weight set.  None for no network.
+        size_hint: the symbols to be coded, when known (0: not known).  Up to
+            ``SMALL_INPUT`` the large tables take plain pages, zeroed as touched, in place of
+            huge pages written in advance (``tables.pxd``'s ``big_calloc``); what is coded is
+            the same.
     """
     def __dealloc__(self):
         cdef int i
@@ -155,7 +166,8 @@ cdef class CMKernel(Kernel):
             post_free(&self.post)
             ns_free(&self.ns)
 
-    def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None):
+    def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None,
+                 size_hint=0):
         cdef int i, k, A = len(alphabet)
         if A < 1 or A > 256:
             raise ValueError("the alphabet must hold 1 to 256 byte values")
@@ -191,6 +203,8 @@ cdef class CMKernel(Kernel):
                      SEL_X86 in spec.selectors)
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
+        self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE
+        self.plain_pages = self.at.big == BIG_PLAIN
         self._build_bank(spec)
         self.n_inputs = 1
         for i in range(self.n_bank):

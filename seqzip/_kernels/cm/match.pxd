@@ -30,11 +30,11 @@ cdef struct MatchModel:
     int saved_miss       # ``miss`` before a walk
 
 
-cdef inline int mm_init(MatchModel* m, int min_len, int bits) noexcept nogil:
+cdef inline int mm_init(MatchModel* m, int min_len, int bits, int how) noexcept nogil:
     cdef int i
     m.min_len = min_len
     m.mask = (<uint64_t>1 << bits) - 1
-    m.table = <uint32_t*>big_calloc((m.mask + 1) * sizeof(uint32_t), 1)
+    m.table = <uint32_t*>big_calloc((m.mask + 1) * sizeof(uint32_t), how)
     m.sm.size = 128
     m.sm.p = <uint32_t*>malloc(128 * sizeof(uint32_t))
     m.sm.n = <uint16_t*>calloc(128, sizeof(uint16_t))
@@ -220,9 +220,9 @@ cdef inline int mm_build(Component* c, const Cursor* at, object spec, object arg
     c.update, c.begin, c.walk = mm_c_update, nothing_begin, mm_c_walk
     c.memory, c.fields = mm_c_memory, mm_c_fields
     m.index = index
-    cdef int min_len = spec.matches[index], bits = min(spec.history_bits, 24), status
+    cdef int min_len = spec.matches[index], bits = min(spec.history_bits, 24), status, how = at.big
     with nogil:
-        status = mm_init(m, min_len, bits)
+        status = mm_init(m, min_len, bits, how)
     if status < 0:
         raise MemoryError()
     return 0

@@ -274,7 +274,7 @@ cdef inline int runs_build(Component* c, const Cursor* at, object spec, object a
             r.n_per += 1
     r.table_mask = (<uint64_t>1 << (spec.table_bits - 2)) - 1
     with nogil:
-        r.table = <uint32_t*>big_calloc((r.table_mask + 1) * 4, 1)
+        r.table = <uint32_t*>big_calloc((r.table_mask + 1) * 4, at.big)
     if r.table == NULL:
         raise MemoryError()
     sizes[0] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 4

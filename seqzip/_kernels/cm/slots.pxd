@@ -38,9 +38,9 @@ cdef struct SlotTable:
     uint8_t jdata[JOURNAL][16]
 
 
-cdef inline int st_init(SlotTable* t, int table_bits) noexcept nogil:
+cdef inline int st_init(SlotTable* t, int table_bits, int how) noexcept nogil:
     t.bucket_mask = ((<uint64_t>1 << table_bits) >> 2) - 1
-    t.table = <uint8_t*>big_calloc((t.bucket_mask + 1) * 64, 1)
+    t.table = <uint8_t*>big_calloc((t.bucket_mask + 1) * 64, how)
     t.tracking = 0
     t.jlen = 0
     return -1 if t.table == NULL else 0

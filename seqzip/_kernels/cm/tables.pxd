@@ -26,32 +26,39 @@ cdef extern from *:
     #if defined(__linux__)
     #include <sys/mman.h>
     #endif
-    /* calloc for the large tables (hashed slots, match index, history): on Linux their
-       2 MiB-aligned interior is marked for transparent huge pages, since the coder reads them
-       at random (fewer TLB misses and page faults; the bytes and so the streams are the same).
-       With ``populate`` (the tables read at random, which a few symbols touch all over) the
-       pages are also written now (MADV_POPULATE_WRITE, Linux 5.14; older kernels skip it):
-       callers run this without the interpreter lock, whereas the first symbols' writes to
-       fresh huge pages (2 MiB zeroed each) ran under it in the coding loop, 70-230 ms of CPU
-       on a loaded machine at level 6.  Costs 4-11 ms of CPU per level-6 model on inputs
-       under 1 KB (their symbols touched most of those pages anyway), nothing measurable at
-       10 KB. */
-    static void* seqzip_big_calloc(size_t n, int populate) {
+    /* calloc for the large tables (hashed slots, match index, history), in one of three ways
+       (``how``).  BIG_HUGE: on Linux their 2 MiB-aligned interior is marked for transparent
+       huge pages, since the coder reads them at random (fewer TLB misses and page faults; the
+       bytes and so the streams are the same).  BIG_POPULATE (the tables read at random, which
+       a few symbols touch all over): huge pages, written now (MADV_POPULATE_WRITE, Linux
+       5.14; older kernels skip it): callers run this without the interpreter lock, whereas
+       the first symbols' writes to fresh huge pages (2 MiB zeroed each) ran under it in the
+       coding loop, 70-230 ms of CPU on a loaded machine at level 6.  BIG_PLAIN: neither, for
+       an input known to be short (``Kernel``'s ``size_hint``): its symbols touch a few
+       thousand 4 KiB pages, and only those are zeroed, whereas a fresh process's first huge
+       pages may wait for the kernel to compact memory (transparent_hugepage/defrag
+       ``madvise``): 100 bytes at level 6 took 0.3-1.2 s of CPU with them, 0.34 s without. */
+    enum { SEQZIP_BIG_HUGE = 0, SEQZIP_BIG_POPULATE = 1, SEQZIP_BIG_PLAIN = 2 };
+    static void* seqzip_big_calloc(size_t n, int how) {
         void* p = calloc(n, 1);
     #if defined(__linux__) && defined(MADV_HUGEPAGE)
         const uintptr_t huge = (uintptr_t)1 << 21;
-        if (p != NULL && n >= 2 * huge) {
+        if (p != NULL && how != SEQZIP_BIG_PLAIN && n >= 2 * huge) {
             uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
             uintptr_t end = ((uintptr_t)p + n) & ~(huge - 1);
             if (end > start && madvise((void*)start, end - start, MADV_HUGEPAGE) == 0 &&
-                    populate)
+                    how == SEQZIP_BIG_POPULATE)
                 madvise((void*)start, end - start, 23 /* MADV_POPULATE_WRITE */);
         }
     #endif
         return p;
     }
     """
-    void* big_calloc "seqzip_big_calloc"(size_t n, int populate) noexcept nogil
+    enum:
+        BIG_HUGE "SEQZIP_BIG_HUGE"
+        BIG_POPULATE "SEQZIP_BIG_POPULATE"
+        BIG_PLAIN "SEQZIP_BIG_PLAIN"
+    void* big_calloc "seqzip_big_calloc"(size_t n, int how) noexcept nogil
 
 cdef extern from *:
     """
