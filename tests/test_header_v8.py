@@ -188,12 +188,12 @@ def test_any_header_round_trips(model_id, level, seed, length, frame_size, value
 
 
 @pytest.mark.parametrize("dictionary", [False, True])
-def test_a_preset_of_id_16_to_105_is_version_10_to_20_at_no_cost_in_bytes(dictionary):
-    """Versions 10-21: 8 and 9 for a preset id of 16-30, 31-45, 46-60, 61-75, 76-90 and 91-105
-    (the flags' level bits, the id less 15, 30, 45, 60, 75 or 90); the version follows from the config, so each header has one
+def test_a_preset_of_id_16_to_120_is_version_10_to_22_at_no_cost_in_bytes(dictionary):
+    """Versions 10-23: 8 and 9 for a preset id of 16-30, 31-45, 46-60, 61-75, 76-90, 91-105 and
+    106-120 (the flags' level bits, the id less 15 times the band); the version follows from the config, so each header has one
     spelling."""
     extra = dict(dictionary=bytes(range(16))) if dictionary else {}
-    for preset_id in range(1, 106):
+    for preset_id in range(1, 121):
         h = StreamHeader(CM, bytes([preset_id]), 0, 4096, container.DEFAULT_FRAME,
                          bytes(range(123)), 1, 8 + dictionary, **extra)
         assert h.version == 8 + 2 * ((preset_id - 1) // 15) + dictionary
@@ -209,8 +209,9 @@ def test_a_preset_of_id_16_to_105_is_version_10_to_20_at_no_cost_in_bytes(dictio
     assert StreamHeader(CM, b"\x3d", 0, 1, 8, b"a", 0, 14).version == 16
     assert StreamHeader(CM, b"\x4c", 0, 1, 8, b"a", 0, 16).version == 18
     assert StreamHeader(CM, b"\x5b", 0, 1, 8, b"a", 0, 16).version == 20
+    assert StreamHeader(CM, b"\x6a", 0, 1, 8, b"a", 0, 16).version == 22
     # an id above the bands is spelled in full, in version 8
-    assert StreamHeader(CM, b"\x6a", 0, 1, 8, b"a", 0, 16).version == 8
+    assert StreamHeader(CM, b"\x79", 0, 1, 8, b"a", 0, 16).version == 8
 
 
 def test_an_alphabet_or_a_crc_without_data_is_refused():
@@ -328,7 +329,7 @@ def _bad_headers():
         ("preset 31 spelled in version 8", forge(0x10, b"\x01\x1f" + top), "canonical"),
         ("version 12 with its config spelled", forge(0x10, b"\x01\x1f" + top, 12),
          "canonical"),
-        ("version 8, preset 106 (none)", forge(0x10, b"\x01\x6a" + top), "config"),
+        ("version 8, preset 121 (none)", forge(0x10, b"\x01\x79" + top), "config"),
         ("preset 46 spelled in version 8", forge(0x10, b"\x01\x2e" + top), "canonical"),
         ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
     ]
@@ -388,9 +389,10 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed = bytearray(cm_preset_10(TEXT))
-    packed[4] = 22  # band 7 (preset ids 106-120): not yet read
+    packed[4] = 24  # band 8 (preset ids 121-135): not yet read
     with pytest.raises(seqzip.UnsupportedVersionError,
-                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21$"):
+                       match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, "
+                             "22, 23$"):
         seqzip.decompress(bytes(packed))
 
 
