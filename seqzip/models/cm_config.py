@@ -411,7 +411,9 @@ class CMConfig:
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
             (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
-        # entries of 4 bytes), 3 maps of 12,288 indices and 48 of 128; the last mix (post.pxd)
+        # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
+        # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);
+        # the last mix (post.pxd)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

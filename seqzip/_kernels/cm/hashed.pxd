@@ -12,7 +12,7 @@ from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Curs
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT
 from seqzip._kernels.cm.kinds cimport kind_function, kind_hash, kind_tag
 from seqzip._kernels.cm.slots cimport (EMPTY_SLOT, MAX_CONTEXTS, SlotTable, st_bytes, st_find,
-                                       st_init, st_lookup, st_prefetch, st_write)
+                                       st_init, st_lookup, st_prefetch, st_write, state_contexts)
 from seqzip._kernels.cm.tables cimport (STATE_NEXT, StateMap, hash2, sm_fields,
                                         sm_init_states, sm_learn, sm_memory, sm_stretch)
 
@@ -129,16 +129,17 @@ cdef inline void cx_free(void* s) noexcept nogil:
 
 
 cdef inline list cx_fields(void* s):
+    """The tables and maps, then the per-context buffers of ``state_contexts`` entries."""
     cdef Contexts* c = <Contexts*>s
-    cdef int i
+    cdef int i, n = state_contexts(c.n_hashed)
     out = [("table", F_BYTES, <size_t>c.slots.table, st_bytes(&c.slots), True),
            ("o0", F_BYTES, <size_t>c.o0, 1 << c.B, False),
            ("o1", F_BYTES, <size_t>c.o1, c.A << c.B, False)]
     for i in range(c.n_hashed + 2):
         out += sm_fields(f"map{i}", &c.maps[i])
-    out += [("ctx_hash", F_BYTES, <size_t>&c.ctx_hash[0], sizeof(c.ctx_hash), False),
-            ("group_hash", F_BYTES, <size_t>&c.group_hash[0], sizeof(c.group_hash), False),
-            ("map_state", F_BYTES, <size_t>&c.map_state[0], sizeof(c.map_state), False),
+    out += [("ctx_hash", F_BYTES, <size_t>&c.ctx_hash[0], 8 * n, False),
+            ("group_hash", F_BYTES, <size_t>&c.group_hash[0], 8 * n, False),
+            ("map_state", F_BYTES, <size_t>&c.map_state[0], sizeof(int) * (n + 2), False),
             ("symbol.n_known", F_INT, <size_t>&c.n_known, sizeof(int), False)]
     return out
 

@@ -19,7 +19,7 @@ from seqzip._kernels.cm.component cimport WALK_BEGIN, WALK_END, Component, Curso
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT
 from seqzip._kernels.cm.hashed cimport Contexts
 from seqzip._kernels.cm.kinds cimport K_ORDER
-from seqzip._kernels.cm.slots cimport MAX_CONTEXTS, prefetch
+from seqzip._kernels.cm.slots cimport MAX_CONTEXTS, prefetch, state_contexts
 from seqzip._kernels.cm.tables cimport (StateMap, big_calloc, hash2, sm_fields, sm_init_half,
                                         sm_learn, sm_stretch)
 
@@ -223,16 +223,18 @@ cdef inline void runs_free(void* s) noexcept nogil:
 
 cdef inline list runs_fields(void* s):
     """The maps and the indices (they move every bit: light), the table and the contexts'
-    symbols and runs (they move when a symbol ends: heavy)."""
+    symbols and runs (they move when a symbol ends: heavy); the per-context buffers of
+    ``state_contexts`` entries."""
     cdef Runs* r = <Runs*>s
     cdef int k
+    cdef size_t n = state_contexts(r.n_hashed)
     cdef list out = [("runs.table", F_BYTES, <size_t>r.table, (r.table_mask + 1) * 4, True),
-                     ("runs.sym", F_BYTES, <size_t>&r.sym[0], sizeof(r.sym), True),
-                     ("runs.run", F_BYTES, <size_t>&r.run[0], sizeof(r.run), True),
-                     ("runs.changed", F_BYTES, <size_t>&r.changed[0], sizeof(r.changed), True),
-                     ("runs.where", F_BYTES, <size_t>&r.where[0], sizeof(r.where), True),
-                     ("runs.check", F_BYTES, <size_t>&r.check[0], sizeof(r.check), True),
-                     ("runs.live", F_BYTES, <size_t>&r.live[0], sizeof(r.live), False),
+                     ("runs.sym", F_BYTES, <size_t>&r.sym[0], n, True),
+                     ("runs.run", F_BYTES, <size_t>&r.run[0], n, True),
+                     ("runs.changed", F_BYTES, <size_t>&r.changed[0], n, True),
+                     ("runs.where", F_BYTES, <size_t>&r.where[0], 4 * n, True),
+                     ("runs.check", F_BYTES, <size_t>&r.check[0], 2 * n, True),
+                     ("runs.live", F_BYTES, <size_t>&r.live[0], n, False),
                      ("runs.n_live", F_INT, <size_t>&r.n_live, sizeof(int), False),
                      ("runs.pending", F_INT, <size_t>&r.pending, sizeof(int), False)]
     for k in range(3 + r.n_per):
@@ -277,9 +279,10 @@ cdef inline int runs_build(Component* c, const Cursor* at, object spec, object a
         r.table = <uint32_t*>big_calloc((r.table_mask + 1) * 4, at.big)
     if r.table == NULL:
         raise MemoryError()
-    sizes[0] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 4
+    # maps 0 and 2 by context: for 48 at least (STATE_CONTEXTS), the size older states hold
+    sizes[0] = state_contexts(r.n_hashed) * RUN_BUCKETS * RUN_DEPTHS * 4
     sizes[1] = 64 * RUN_BUCKETS * RUN_DEPTHS
-    sizes[2] = MAX_CONTEXTS * RUN_BUCKETS * RUN_DEPTHS * 4
+    sizes[2] = sizes[0]
     c.n_inputs = 0
     for k in range(3 + r.n_per):
         r.index[k] = -1

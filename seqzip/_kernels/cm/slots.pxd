@@ -13,7 +13,9 @@ from libc.string cimport memcpy, memset
 from seqzip._kernels.cm.tables cimport STATE_N0, STATE_N1, big_calloc
 
 cdef enum:
-    MAX_CONTEXTS = 48
+    MAX_CONTEXTS = 64
+    STATE_CONTEXTS = 48  # a state's per-context buffers hold at least 48 (the bound before
+    # 64: the states of older builds keep their sizes and load)
     JOURNAL = 2 * 8 * MAX_CONTEXTS  # slots written or emptied below a save point
 
 cdef extern from *:
@@ -27,6 +29,11 @@ cdef extern from *:
     """
     void prefetch "SEQZIP_PREFETCH"(const void* p) noexcept nogil
     uint8_t EMPTY_SLOT "seqzip_cm_empty_slot"[16]   # all-zero: the slot of a context never seen
+
+
+cdef inline int state_contexts(int n_hashed) noexcept nogil:
+    """The entries a state holds of each per-context buffer (``STATE_CONTEXTS``)."""
+    return n_hashed if n_hashed > STATE_CONTEXTS else STATE_CONTEXTS
 
 
 cdef struct SlotTable:
