@@ -173,6 +173,9 @@ GOLDEN_STREAMS_LATER = {
     # last two words; level 9 without order 7)
     ("cm", 98): (68, "68a514a55cfca73c93359c2160eb78c293c2e7652fa5f68b4b6c9e2ffc310d66"),
     ("cm", 99): (68, "b8f0a7bc42302654a4377b6525a486bf985d346baf77ca2519a731405f3af744"),
+    # round ten (format 20): levels 6 and 9 with words2 bits 14 and 0 (level 9 markup bit 5)
+    ("cm", 104): (68, "7ee74bc50b2ed098192f4e595d420f7704e6524e8b20b798949d41b10b6758f7"),
+    ("cm", 105): (68, "c868f5e952408b6e7d9bbd29b1ed0046624f4400503ac57188f1dc13f4d7b257"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -262,6 +265,12 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 101): (68, "68a9598b60a3d4d2d2766c1168ac314cca6609b50b0fcb4a11cfd1e99d193713"),
     ("cm", 102): (68, "450747bbf38418a8731c6a43107ef3fd26f8170ecc272a5a58e747ab72d86831"),
     ("cm", 103): (68, "2554fd2ac94cde08c17fad4faa43e5f396ee96212613577aa83e6a5ab770317f"),
+    # round ten (format 22): level 9's binary, x86, RISC, 68000 and bitmap variants
+    ("cm", 106): (68, "a5177216294321ed9cbec7063494a3eaf0802fc2624640154a33867710b8dac6"),
+    ("cm", 107): (68, "6bd9e99366c4e10d15f5786f595977f6f922651142281c19662fe07acab636bf"),
+    ("cm", 108): (68, "95eac6c5da4dd6662a30be40c95c602017555e45006b77059edb136997c46fd4"),
+    ("cm", 109): (68, "ffb4d0275f80841fe5df8297bcdd6237c79b5d66e5d03573313869b986618a48"),
+    ("cm", 110): (72, "080180468a1fbd8ebdfd0b049fd7a0994941b139cbaab9359e80beda510b96b9"),
 }
 
 
@@ -382,7 +391,9 @@ PRESETS_SHA256_LATER = {
            (96, 97):
                "9e081e03136f224862c629a67ec9ea0fb13459f8290a3e685c812646cf94755e",
            tuple(range(98, 104)):
-               "72ef2b2ded16744733a89be2a043b4cdac0b6e6a2ce97592416717524791f0c2"},
+               "72ef2b2ded16744733a89be2a043b4cdac0b6e6a2ce97592416717524791f0c2",
+           tuple(range(104, 111)):
+               "f8617f83d438587de00a2215535ccf80378b57b53e2423765ab69bf6d7270aaf"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -228,7 +228,7 @@ DATA_VARIANTS.update({96: DATA_VARIANTS[83], 97: DATA_VARIANTS[84]})
 # Issue 20, round nine (format 20 names ids 98-103).  Text: the words2 weight set in place of
 # the word set and the words2 context of the last token (bit 1), and one more final SSE stage
 # keyed by the word so far with the previous one (sse bit 8); level 6 gives the column-and-
-# bytes-above context (words2 bit 13) for the token (48 contexts at most), level 9 its order 7:
+# bytes-above context (words2 bit 13) for the token (48 contexts then), level 9 its order 7:
 # level 6 769 KB of prose -0.32%, 1 MB of wiki-like XML -0.48%, the books -0.06 to -0.12%
 # (fields.c +0.12%); level 9 300 KB of each -0.16% and -0.17% (helper text).  Level 6's binary,
 # x86, RISC and 68000 variants damp the mixer's curvature more (eps 45) and match from 5 bytes
@@ -244,8 +244,33 @@ PRESETS.update({98: dict(PRESETS[96], sets="c12n,match,ordern,c1,words2,c2", wor
 _add_variants(_LIKE_9)
 DATA_VARIANTS.update({98: dict(DATA_VARIANTS[96], binary=100, x86=101, risc=102, m68k=103),
                       99: DATA_VARIANTS[97]})
+# Issue 20, round ten (format 20 names ids 104 and 105, format 22 ids 106-110).  The kernel
+# holds 64 hashed contexts (was 48).  Text: words2 bits 14 and 0 (the word two back with the
+# word so far, the bytes since the line began), level 9 also markup bit 5: level 6 -0.04% in
+# all on the stand-ins and the Canterbury texts (1 MB of wiki-like XML -0.13%), level 9 -0.06%
+# on their 300 KB prefixes (the XML -0.24%, 300 KB of HTML -0.15%) (helper ctx).  Level 9's
+# binary variants take what level 6's took in round nine (match 5) and damp the mixer's
+# curvature more still (eps 60; 45 on x86 code), and give orders 5 and 24 (and 7) for level 6's
+# sparse and indirect contexts of binary data: kennedy.xls -2.39%, sum -0.70%, 57 KB of 68000
+# objects -0.69% (level 9 had lost to level 6 there: its orders left no room for them), an
+# x86-64 object -0.17% by log-loss; its bitmap variant is level 6's with the larger tables (ptt5
+# -0.85%) (helper bin9).
+_ORDERS_BIN9 = "2,3,4,6,8,12,16"
+_LIKE_10 = {106: (105, dict(PRESETS[89], eps=60.0, match=5, sparse2=8, indirect2=34,
+                            orders=_ORDERS_BIN9)),
+            107: (105, dict(PRESETS[90], eps=45.0, match=5, indirect2=34, orders=_ORDERS_BIN9)),
+            108: (105, dict(PRESETS[91], eps=60.0, match=5, orders=_ORDERS_BIN9)),
+            109: (105, dict(PRESETS[92], eps=60.0, match=5, sparse2=537, indirect2=34,
+                            orders=_ORDERS_BIN9)),
+            110: (105, dict(PRESETS[66], table_bits=24, history_bits=24, eps=45.0))}
+PRESETS.update({104: dict(PRESETS[98], words2=50063),
+                105: dict(PRESETS[99], words2=58255, markup=558)})
+_add_variants(_LIKE_10)
+DATA_VARIANTS.update({104: DATA_VARIANTS[98],
+                      105: dict(DATA_VARIANTS[99], binary=106, x86=107, risc=108, m68k=109,
+                                bitmap=110)})
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
-LEVEL_IDS = {1: 48, 6: 98, 9: 99}  # CMConfig.PRESET_IDS: a level -> its preset's id today
+LEVEL_IDS = {1: 48, 6: 104, 9: 105}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
 CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS
 CMConfig.LEVELS = LEVELS

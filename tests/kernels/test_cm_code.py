@@ -182,7 +182,7 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     assert not looks_like_68000(_scan_profile(io.BytesIO(other))[1].words)
     # at an odd offset the words are not instructions
     assert not looks_like_68000(_scan_profile(io.BytesIO(b"\x01" + code))[1].words)
-    for level, m68k, binary in ((6, 103, 100), (9, 92, 89)):
+    for level, m68k, binary in ((6, 103, 100), (9, 109, 106)):
         base = CMConfig.for_level(level)
         assert CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[level]]["m68k"] == m68k
         variant = base.for_data(b"\x00", profile)
