@@ -147,7 +147,7 @@ def test_bounds_are_refused_and_bits_choose_contexts():
     assert new == [(SPARSE, 6), (SPARSE, 8), (SPARSE, 17), (INDIRECT, 4), (INDIRECT, 10)]
     with pytest.raises(ValueError, match="hashed contexts"):
         CMConfig(orders="2,3,4,5,6,7,8,12,16,24", word=3, sparse=2, sparse2=4095,
-                 indirect=1, indirect2=511, record=1, columns=1)
+                 indirect=1, indirect2=511, record=1, columns=1, markup=1023)  # 64 at most
     assert CMConfig() == CMConfig(sparse2=0, indirect2=0)
 
 
