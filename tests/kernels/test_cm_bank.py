@@ -26,10 +26,12 @@ def _config(name):
                    optimizer="adam", apm=5)
 
 
-def _learnt(name):
-    m = CMModel(_config(name), alphabet=bytes(range(10, 110)), seed=0)
-    data = b"the quick brown fox, jumps over the lazy dog; 0123456789 (abc) \"quoted\" <tag>\n" * 8
-    for b in data:
+TEXT = b"the quick brown fox, jumps over the lazy dog; 0123456789 (abc) \"quoted\" <tag>\n" * 8
+
+
+def _learnt(name, **size_hint):
+    m = CMModel(_config(name), alphabet=bytes(range(10, 110)), seed=0, **size_hint)
+    for b in TEXT:
         m.update(b - 10 if 10 <= b < 110 else 0)
     return m
 
@@ -119,12 +121,9 @@ def test_size_hint_changes_pages_not_what_is_learnt(name):
     """A kernel told its input is short puts its large tables on plain pages (tables.pxd's
     BIG_PLAIN); it learns the same state, byte for byte, as one that was not told, also past
     the hint (640 symbols against a hint of 100)."""
-    told = CMModel(_config(name), alphabet=bytes(range(10, 110)), seed=0, size_hint=100)
-    assert told.kernel.plain_pages and not _learnt(name).kernel.plain_pages
-    data = b"the quick brown fox, jumps over the lazy dog; 0123456789 (abc) \"quoted\" <tag>\n" * 8
-    for b in data:
-        told.update(b - 10 if 10 <= b < 110 else 0)
-    assert _digest(told.kernel.get_state()) == _digest(_learnt(name).kernel.get_state())
+    told, untold = _learnt(name, size_hint=100), _learnt(name)
+    assert told.kernel.plain_pages and not untold.kernel.plain_pages
+    assert _digest(told.kernel.get_state()) == _digest(untold.kernel.get_state())
 
 
 @pytest.mark.parametrize("n, plain", [(1, True), (256, True), (257, False), (4000, False)])

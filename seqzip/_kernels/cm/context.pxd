@@ -13,7 +13,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from seqzip._kernels.cm.bin2 cimport B2_WORDS, b2_update
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
-from seqzip._kernels.cm.tables cimport big_calloc, hash2
+from seqzip._kernels.cm.tables cimport BIG_HUGE, big_calloc, hash2
 from seqzip._kernels.cm.x86 cimport X86_N, x86_update
 
 
@@ -136,7 +136,7 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     """The state at a stream's start (``rows``: with the row detector); -1 when out of
     memory (``ctx_free`` frees what was allocated)."""
     c.history_mask = (<uint64_t>1 << history_bits) - 1
-    c.history = <uint8_t*>big_calloc(c.history_mask + 1, 0)
+    c.history = <uint8_t*>big_calloc(c.history_mask + 1, BIG_HUGE)
     c.bin2 = NULL  # ctx_bin2_init allocates it
     c.pos = 0
     c.c8 = 0

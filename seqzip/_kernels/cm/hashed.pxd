@@ -192,9 +192,9 @@ cdef inline int cx_build(Component* comp, const Cursor* at, object spec, object 
             raise ValueError(f"no context kind {c.kinds[i]}")
     c.o0 = <uint8_t*>calloc(1 << c.B, 1)
     c.o1 = <uint8_t*>calloc(c.A << c.B, 1)
-    cdef int table_bits = spec.table_bits, status, how = at.big
+    cdef int table_bits = spec.table_bits, status
     with nogil:
-        status = st_init(&c.slots, table_bits, how)
+        status = st_init(&c.slots, table_bits, at.big)
     if status < 0 or c.o0 == NULL or c.o1 == NULL:
         raise MemoryError()
     for i in range(c.n_hashed + 2):

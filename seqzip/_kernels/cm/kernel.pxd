@@ -63,7 +63,6 @@ cdef class CMKernel(Kernel):
     cdef NetSel ns                         # the network's prediction as context (net_sel)
     cdef double p_mix, p_final
     cdef readonly long symbols_seen
-    cdef readonly bint plain_pages         # the large tables on plain pages (a short input)
     cdef list fields                       # every field of the state (``field.pxd``)
     cdef list light                        # ... those in save points
 

@@ -102,7 +102,7 @@ SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 # symbols up to which a kernel built for them takes plain pages (``size_hint``).  Measured at
 # level 6 (session 12): a fresh process, whose first huge pages the kernel may have to compact
-# memory for, spent 0.3-1.4 s of CPU on 100-1,000 bytes with huge pages, 0.34-0.57 s with
+# memory for, spent 0.31-1.39 s of CPU on 100-1,000 bytes with huge pages, 0.32-0.66 s with
 # plain ones; in a process that had freed huge pages before, plain pages cost as much at 100
 # bytes, +25% at 200 and 2.7x at 1,000 (0.52 s against 0.18)
 SMALL_INPUT = 256
@@ -166,6 +166,11 @@ cdef class CMKernel(Kernel):
             post_free(&self.post)
             ns_free(&self.ns)
 
+    @property
+    def plain_pages(self):
+        """The large tables are on plain pages (``size_hint`` said the input is short)."""
+        return self.at.big == BIG_PLAIN
+
     def __init__(self, spec, bytes alphabet, list experts=None, Kernel network=None,
                  size_hint=0):
         cdef int i, k, A = len(alphabet)
@@ -204,7 +209,6 @@ cdef class CMKernel(Kernel):
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE
-        self.plain_pages = self.at.big == BIG_PLAIN
         self._build_bank(spec)
         self.n_inputs = 1
         for i in range(self.n_bank):

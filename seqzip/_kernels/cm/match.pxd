@@ -220,9 +220,9 @@ cdef inline int mm_build(Component* c, const Cursor* at, object spec, object arg
     c.update, c.begin, c.walk = mm_c_update, nothing_begin, mm_c_walk
     c.memory, c.fields = mm_c_memory, mm_c_fields
     m.index = index
-    cdef int min_len = spec.matches[index], bits = min(spec.history_bits, 24), status, how = at.big
+    cdef int min_len = spec.matches[index], bits = min(spec.history_bits, 24), status
     with nogil:
-        status = mm_init(m, min_len, bits, how)
+        status = mm_init(m, min_len, bits, at.big)
     if status < 0:
         raise MemoryError()
     return 0

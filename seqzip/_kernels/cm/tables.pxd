@@ -34,10 +34,11 @@ cdef extern from *:
        5.14; older kernels skip it): callers run this without the interpreter lock, whereas
        the first symbols' writes to fresh huge pages (2 MiB zeroed each) ran under it in the
        coding loop, 70-230 ms of CPU on a loaded machine at level 6.  BIG_PLAIN: neither, for
-       an input known to be short (``Kernel``'s ``size_hint``): its symbols touch a few
-       thousand 4 KiB pages, and only those are zeroed, whereas a fresh process's first huge
-       pages may wait for the kernel to compact memory (transparent_hugepage/defrag
-       ``madvise``): 100 bytes at level 6 took 0.3-1.2 s of CPU with them, 0.34 s without. */
+       an input known to be short (``Kernel``'s ``size_hint``): only the 4 KiB pages its symbols
+       touch are zeroed (a slot per context per group of bits), whereas a fresh process's first
+       huge pages may wait for the kernel to compact memory (transparent_hugepage/defrag
+       ``madvise``): 100 bytes at level 6 took 0.31-1.2 s of CPU with them, 0.32-0.36 s
+       without. */
     enum { SEQZIP_BIG_HUGE = 0, SEQZIP_BIG_POPULATE = 1, SEQZIP_BIG_PLAIN = 2 };
     static void* seqzip_big_calloc(size_t n, int how) {
         void* p = calloc(n, 1);
