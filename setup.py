@@ -50,4 +50,8 @@ extensions = [
     for path in SOURCES
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
+# Cython and the C compiler run one module per core (the install's share of CI: 3.5 minutes
+# serial on 2 cores); the modules are independent, so the order changes nothing that is built.
+JOBS = os.cpu_count() or 1
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, nthreads=JOBS),
+      options={"build_ext": {"parallel": JOBS}})
