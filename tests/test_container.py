@@ -271,6 +271,11 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 108): (68, "95eac6c5da4dd6662a30be40c95c602017555e45006b77059edb136997c46fd4"),
     ("cm", 109): (68, "ffb4d0275f80841fe5df8297bcdd6237c79b5d66e5d03573313869b986618a48"),
     ("cm", 110): (72, "080180468a1fbd8ebdfd0b049fd7a0994941b139cbaab9359e80beda510b96b9"),
+    # round eleven (format 22): level 6's binary, x86, RISC and 68000 variants
+    ("cm", 111): (72, "080520a172d6550bc7c9d61aacad3492c4ee8c66874ec8c6ab85965e48e864fb"),
+    ("cm", 112): (72, "43d73ed1719165be8bc129753b772ce2a91d18fc0e9695743ea648b8ebffbb40"),
+    ("cm", 113): (68, "ef4d8c7b2e2414f8e7b5abe9663d0bd176e78a111506c5123a86d70d08fce092"),
+    ("cm", 114): (68, "0ede3a68099637014570e2b4dfbe9c7c2805a0c00b0307a1885c31ed23357ed7"),
 }
 
 
@@ -393,7 +398,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(98, 104)):
                "72ef2b2ded16744733a89be2a043b4cdac0b6e6a2ce97592416717524791f0c2",
            tuple(range(104, 111)):
-               "f8617f83d438587de00a2215535ccf80378b57b53e2423765ab69bf6d7270aaf"},
+               "f8617f83d438587de00a2215535ccf80378b57b53e2423765ab69bf6d7270aaf",
+           tuple(range(111, 115)):
+               "a088d0011189ee6d139d21c5a30e80772711aed19a806a1ca33360a7aa174da7"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -269,6 +269,21 @@ _add_variants(_LIKE_10)
 DATA_VARIANTS.update({104: DATA_VARIANTS[98],
                       105: dict(DATA_VARIANTS[99], binary=106, x86=107, risc=108, m68k=109,
                                 bitmap=110)})
+# Issue 20, round eleven (format 22 names ids 111-114).  Level 6's binary variants take the APM's
+# match-state stage (apm 5) and the share of contexts never seen as an input (cx_inputs bit 8),
+# and drop the word contexts other than the first on data without words (word 1); the binary
+# one also damps its mixer more (eps 75), adds the SSE stage of the column (sse 51) and more row
+# maps (rows 0xF2E) for tables; the RISC and 68000 ones eps 60 and a faster curvature decay
+# (0.9995), the x86 one indirect2 34 and decay 0.9998: by log-loss kennedy.xls -2.04%, sum
+# -0.55%, 68000 code -0.29 to -0.38% (57 KB of objects, a 543 KB static program and its last
+# 200 KB), an x86-64 object -0.22%, at the same or less CPU (helper bin13).
+_LIKE_11 = {111: (104, dict(PRESETS[100], eps=75.0, sse=51, rows=0xF2E, apm=5, cx_inputs=10,
+                            word=1)),
+            112: (104, dict(PRESETS[101], apm=5, cx_inputs=8, indirect2=34, decay=0.9998)),
+            113: (104, dict(PRESETS[102], eps=60.0, decay=0.9995, apm=5, cx_inputs=10, word=1)),
+            114: (104, dict(PRESETS[103], eps=60.0, decay=0.9995, apm=5, cx_inputs=10, word=1))}
+_add_variants(_LIKE_11)
+DATA_VARIANTS[104] = dict(DATA_VARIANTS[104], binary=111, x86=112, risc=113, m68k=114)
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
 LEVEL_IDS = {1: 48, 6: 104, 9: 105}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}

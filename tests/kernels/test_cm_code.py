@@ -171,8 +171,8 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     """68000 code (its signature words at even offsets, one per KiB and more) turns levels 6
     and 9 into their 68000 variants (40, 41 since round four: code contexts 0 and 2, the code
     weight set; 65, 70 since round six), other binary data into the binary variants (34, 35;
-    62, 67 since round six; level 6's 103 and 100 since round nine); the stream names the
-    variant."""
+    62, 67 since round six; level 6's 103 and 100 since round nine, 114 and 111 since round
+    eleven); the stream names the variant."""
     from seqzip.models.cm import looks_like_68000
     from seqzip.session import _scan_profile
     code = b"".join(_m68k_function(k) for k in range(300))
@@ -182,7 +182,7 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     assert not looks_like_68000(_scan_profile(io.BytesIO(other))[1].words)
     # at an odd offset the words are not instructions
     assert not looks_like_68000(_scan_profile(io.BytesIO(b"\x01" + code))[1].words)
-    for level, m68k, binary in ((6, 103, 100), (9, 109, 106)):
+    for level, m68k, binary in ((6, 114, 111), (9, 109, 106)):
         base = CMConfig.for_level(level)
         assert CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[level]]["m68k"] == m68k
         variant = base.for_data(b"\x00", profile)
@@ -191,5 +191,5 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
         assert base.for_data(b"\x00", _scan_profile(io.BytesIO(other))[1]) == \
             CMConfig.for_preset_id(binary)
     packed = seqzip.compress(code, 6)
-    assert parse_header(packed)[0].config == bytes([103])
+    assert parse_header(packed)[0].config == bytes([114])  # format 22 (band 7): id 114
     assert seqzip.decompress(packed) == code
