@@ -271,11 +271,15 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 108): (68, "95eac6c5da4dd6662a30be40c95c602017555e45006b77059edb136997c46fd4"),
     ("cm", 109): (68, "ffb4d0275f80841fe5df8297bcdd6237c79b5d66e5d03573313869b986618a48"),
     ("cm", 110): (72, "080180468a1fbd8ebdfd0b049fd7a0994941b139cbaab9359e80beda510b96b9"),
-    # round eleven (format 22): level 6's binary, x86, RISC and 68000 variants
+    # round eleven (format 22): level 6's binary, x86, RISC and 68000 variants,
     ("cm", 111): (72, "080520a172d6550bc7c9d61aacad3492c4ee8c66874ec8c6ab85965e48e864fb"),
     ("cm", 112): (72, "43d73ed1719165be8bc129753b772ce2a91d18fc0e9695743ea648b8ebffbb40"),
     ("cm", 113): (68, "ef4d8c7b2e2414f8e7b5abe9663d0bd176e78a111506c5123a86d70d08fce092"),
     ("cm", 114): (68, "0ede3a68099637014570e2b4dfbe9c7c2805a0c00b0307a1885c31ed23357ed7"),
+    # and level 9's x86, RISC and 68000 variants without the network
+    ("cm", 115): (68, "f472a96a77c3b7a1a9015208aa0321ca9a4f5ab35b6444548ee3770c7733815e"),
+    ("cm", 116): (68, "9815666cd1f80aae178b37a55bac530fa9d0085e080de058839b013fd28027d0"),
+    ("cm", 117): (68, "1901765b5df3d98ba806c4919cd760fbb607ebe837ab1d433e3a10ed18e82fc3"),
 }
 
 
@@ -399,8 +403,8 @@ PRESETS_SHA256_LATER = {
                "72ef2b2ded16744733a89be2a043b4cdac0b6e6a2ce97592416717524791f0c2",
            tuple(range(104, 111)):
                "f8617f83d438587de00a2215535ccf80378b57b53e2423765ab69bf6d7270aaf",
-           tuple(range(111, 115)):
-               "a088d0011189ee6d139d21c5a30e80772711aed19a806a1ca33360a7aa174da7"},
+           tuple(range(111, 118)):
+               "d2dad4cb381aac6acfce763c8d60d1f7b8dd79eab79aea1d60184eaf3e2e369b"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
