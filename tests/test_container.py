@@ -276,10 +276,10 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 112): (72, "43d73ed1719165be8bc129753b772ce2a91d18fc0e9695743ea648b8ebffbb40"),
     ("cm", 113): (68, "ef4d8c7b2e2414f8e7b5abe9663d0bd176e78a111506c5123a86d70d08fce092"),
     ("cm", 114): (68, "0ede3a68099637014570e2b4dfbe9c7c2805a0c00b0307a1885c31ed23357ed7"),
-    # and level 9's x86, RISC and 68000 variants without the network
-    ("cm", 115): (68, "f472a96a77c3b7a1a9015208aa0321ca9a4f5ab35b6444548ee3770c7733815e"),
-    ("cm", 116): (68, "9815666cd1f80aae178b37a55bac530fa9d0085e080de058839b013fd28027d0"),
-    ("cm", 117): (68, "1901765b5df3d98ba806c4919cd760fbb607ebe837ab1d433e3a10ed18e82fc3"),
+    # and level 9's x86, RISC and 68000 variants: level 6's with 24-bit tables and orders 2-16
+    ("cm", 115): (72, "3c24bf9bfeaa3978a69ffd88073a141441d67b633a2fff5715773578ffecbf01"),
+    ("cm", 116): (68, "4990dba4e1ab5927ecaf0e38fbb131e8691409afdaa1c378400e85c8f59e92e6"),
+    ("cm", 117): (68, "cc29cfc2f7d4cc65b9021b781b596c1549ff1357a5f8807dc4486c12513a2d1e"),
 }
 
 
@@ -404,7 +404,7 @@ PRESETS_SHA256_LATER = {
            tuple(range(104, 111)):
                "f8617f83d438587de00a2215535ccf80378b57b53e2423765ab69bf6d7270aaf",
            tuple(range(111, 118)):
-               "d2dad4cb381aac6acfce763c8d60d1f7b8dd79eab79aea1d60184eaf3e2e369b"},
+               "5f0c601556e3ba1f34c289ad48c166b9de5d65873f88f35ebc02b93eb7d68e65"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -282,13 +282,15 @@ _LIKE_11 = {111: (104, dict(PRESETS[100], eps=75.0, sse=51, rows=0xF2E, apm=5, c
             112: (104, dict(PRESETS[101], apm=5, cx_inputs=8, indirect2=34, decay=0.9998)),
             113: (104, dict(PRESETS[102], eps=60.0, decay=0.9995, apm=5, cx_inputs=10, word=1)),
             114: (104, dict(PRESETS[103], eps=60.0, decay=0.9995, apm=5, cx_inputs=10, word=1))}
-# Level 9's x86, RISC and 68000 variants run no network (ids 115-117): by log-loss its 96 and
-# 64 units gained 0.36% on an x86-64 object, 0.09% on sum and 0.08% on 57 KB of 68000 objects
-# for 4-4.5x the CPU (2.5-3.7 KB/s, below level 9's floor of 5; 10.6-14.0 without).  The
-# binary variant keeps its 96 units: kennedy.xls's first 200 KB are 4.2% larger without them
-# (3.2% with 64 units, 4.2% with 32).
-_LIKE_11.update({i: (105, dict(PRESETS[like], network="", network_config="", net_sel=0))
-                 for i, like in ((115, 107), (116, 108), (117, 109))})
+# Level 9's x86, RISC and 68000 variants (ids 115-117) are level 6's new ones with 24-bit tables
+# and orders 2-16, and so run no network: by log-loss level 9's units had gained 0.36% on an
+# x86-64 object, 0.09% on sum and 0.08% on 57 KB of 68000 objects for 4-4.5x the CPU (2.5-3.7
+# KB/s, below level 9's floor of 5).  Against round ten's variants with their network: the
+# x86-64 object +0.16%, the 68000 objects -0.19%, sum -0.36%, at 11-15 KB/s; against level 6
+# -0.05%, -0.11%, -0.03%.  The binary variant keeps its 96 units: kennedy.xls's first 200 KB
+# are 4.2% larger without them (3.2% with 64 units, 4.2% with 32).
+_LIKE_11.update({i: (105, dict(_LIKE_11[like][1], table_bits=24, orders=_ORDERS_BIN9))
+                 for i, like in ((115, 112), (116, 113), (117, 114))})
 _add_variants(_LIKE_11)
 DATA_VARIANTS[104] = dict(DATA_VARIANTS[104], binary=111, x86=112, risc=113, m68k=114)
 DATA_VARIANTS[105] = dict(DATA_VARIANTS[105], x86=115, risc=116, m68k=117)
