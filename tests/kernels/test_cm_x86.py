@@ -302,12 +302,10 @@ def test_detector_reads_the_elf_machine_then_the_instruction_pairs():
     assert data_kinds(profile_of(noise)) == ("binary",)
 
 
-@pytest.mark.skipif(not __import__("os").environ.get("SEQZIP_CORPORA"), reason="no corpora")
 def test_detector_on_canterbury():
-    import os
     from seqzip.models.cm import data_kinds
-    root = os.path.join(os.environ["SEQZIP_CORPORA"], "canterbury")
-    kinds = {name: data_kinds(profile_of(open(os.path.join(root, name), "rb").read()))[0]
+    from tests.helpers import canterbury_file
+    kinds = {name: data_kinds(profile_of(canterbury_file(name)))[0]
              for name in ("sum", "kennedy.xls", "ptt5")}
     assert kinds == {"sum": "risc", "kennedy.xls": "binary", "ptt5": "bitmap"}
 
