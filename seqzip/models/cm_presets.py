@@ -250,7 +250,7 @@ DATA_VARIANTS.update({98: dict(DATA_VARIANTS[96], binary=100, x86=101, risc=102,
 # all on the stand-ins and the Canterbury texts (1 MB of wiki-like XML -0.13%), level 9 -0.06%
 # on their 300 KB prefixes (the XML -0.24%, 300 KB of HTML -0.15%) (helper ctx).  Level 9's
 # binary variants take what level 6's took in round nine (match 5) and damp the mixer's
-# curvature more still (eps 60; 45 on x86 code), and give orders 5 and 24 (and 7) for level 6's
+# curvature more still (eps 60; 45 on x86 code), and give up orders 5 and 24 (and 7) for level 6's
 # sparse and indirect contexts of binary data: kennedy.xls -2.39%, sum -0.70%, 57 KB of 68000
 # objects -0.69% (level 9 had lost to level 6 there: its orders left no room for them), an
 # x86-64 object -0.17% by log-loss; its bitmap variant is level 6's with the larger tables (ptt5
@@ -276,7 +276,8 @@ DATA_VARIANTS.update({104: DATA_VARIANTS[98],
 # maps (rows 0xF2E) for tables; the RISC and 68000 ones eps 60 and a faster curvature decay
 # (0.9995), the x86 one indirect2 34 and decay 0.9998: by log-loss kennedy.xls -2.04%, sum
 # -0.55%, 68000 code -0.29 to -0.38% (57 KB of objects, a 543 KB static program and its last
-# 200 KB), an x86-64 object -0.22%, at the same or less CPU (helper bin13).
+# 200 KB), an x86-64 object -0.22%; paired CPU 4-20% less on code, on kennedy.xls 0-8% more
+# (unsettled) (helper bin13).
 _LIKE_11 = {111: (104, dict(PRESETS[100], eps=75.0, sse=51, rows=0xF2E, apm=5, cx_inputs=10,
                             word=1)),
             112: (104, dict(PRESETS[101], apm=5, cx_inputs=8, indirect2=34, decay=0.9998)),
