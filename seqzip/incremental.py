@@ -315,8 +315,9 @@ class SeqzipDecompressor:
                         self._model, self._kept = self._kept, None
                 elif self._warm and header.alphabet:  # a worker's piece of a piece set
                     self._model = warm_model(header, self._start)
-                else:
-                    self._model = model_for_header(header, self._dictionary, config)
+                else:  # piece 0 of a warm piece set unsized: later pieces take its state
+                    self._model = model_for_header(header, self._dictionary, config,
+                                                   sized=self._set is None and not self._keep)
                 self._symbol_map = _SymbolMap(_model_alphabet(header, self._dictionary))
                 self._header = header
             else:

@@ -447,7 +447,7 @@ def compress_first(data: bytes, name: str, config: Any, seed: int, frame_size: i
                    alphabet: bytes) -> tuple[bytes, Model]:
     """Piece 0 of a warm piece set: its stream, and the model in its state after it."""
     header = piece_header(spec_by_name(name), config, seed, frame_size, alphabet, data)
-    model = model_for_header(header)
+    model = model_for_header(header, sized=False)  # the later pieces take its state
     return encode_piece(header, data, model), model
 
 

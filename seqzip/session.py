@@ -92,10 +92,13 @@ def config_for_header(header: StreamHeader) -> Any:
 
 
 def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
-                     config: Any = None) -> Model | None:
+                     config: Any = None, sized: bool = True) -> Model | None:
     """Build the model a stream was coded with, from its header alone (None for empty data),
     or, for a stream coded from a model file, from that file's state (``dictionary``);
-    ``config``, when given, is the header's already parsed.
+    ``config``, when given, is the header's already parsed.  ``sized``: the model is told the
+    header's length (a cm config with ``fit`` sizes its table by it); False for every piece of
+    a warm piece set, whose models take one another's state and so must have one shape
+    whatever each piece's length.
 
     Raises:
         CorruptError: the stored config does not describe a valid model.
@@ -113,7 +116,7 @@ def model_for_header(header: StreamHeader, dictionary: Predictor | None = None,
     if not header.alphabet:
         return None
     return create(spec_for_header(header).name, config, alphabet=header.alphabet,
-                  seed=header.seed, size_hint=header.length)
+                  seed=header.seed, size_hint=header.length if sized else 0)
 
 
 def load_dictionary(dictionary: Predictor | str | os.PathLike | None,
@@ -588,7 +591,7 @@ def state_bytes(model: Model) -> bytes:
 def model_from_state(header: StreamHeader, state: bytes | Model) -> Model:
     """The model ``header`` names, in the state of ``state`` (a model, or the bytes
     :func:`state_bytes` took of one)."""
-    model = model_for_header(header)
+    model = model_for_header(header, sized=False)
     if isinstance(state, Model):
         model.kernel.set_state(state.kernel.get_state())
     else:

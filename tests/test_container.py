@@ -106,7 +106,7 @@ def as_version_4(stream: bytes) -> bytes:
     """A stream rewritten as format 4 wrote it: the same fields and payloads under the
     fixed-size header and frame heads (checksums recomputed)."""
     header, offset = container.parse_header(stream)
-    assert header.version in (6, 8, 10, 12, 14, 16, 18, 20)
+    assert header.version in (6, 8, 10, 12, 14, 16, 18, 20, 22, 24)
     config = header.config
     if config[0] == 0:  # a custom config: format 4 stored its JSON array
         spec = seqzip.api.spec_for_header(header)
@@ -176,6 +176,9 @@ GOLDEN_STREAMS_LATER = {
     # round ten (format 20): levels 6 and 9 with words2 bits 14 and 0 (level 9 markup bit 5)
     ("cm", 104): (68, "7ee74bc50b2ed098192f4e595d420f7704e6524e8b20b798949d41b10b6758f7"),
     ("cm", 105): (68, "c868f5e952408b6e7d9bbd29b1ed0046624f4400503ac57188f1dc13f4d7b257"),
+    # round twelve (format 24): 104 and 105 with tables sized to the input (2^16 slots here)
+    ("cm", 121): (68, "0c414e026a0f990edff70cd94493d373e471a7fe4d2abeaba8551b6961e016a3"),
+    ("cm", 122): (68, "dd26b60757bf5d7f9a6b708c17e38350255d80c1be6f547dd7c3483e94a81b65"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -280,6 +283,16 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 115): (72, "3c24bf9bfeaa3978a69ffd88073a141441d67b633a2fff5715773578ffecbf01"),
     ("cm", 116): (68, "4990dba4e1ab5927ecaf0e38fbb131e8691409afdaa1c378400e85c8f59e92e6"),
     ("cm", 117): (68, "cc29cfc2f7d4cc65b9021b781b596c1549ff1357a5f8807dc4486c12513a2d1e"),
+    # round twelve (format 24): those of levels 6 and 9 (111-114; 106, 115-117) with tables
+    # sized to the input
+    ("cm", 123): (72, "d3bc6a872726e65405b08bf40294c13cc78dbcfd09e47ffd236e8816a6e9c71a"),
+    ("cm", 124): (72, "cd244317460fca363b9cef79179194c5dd8d66cd036849227fe0d00bfa51c236"),
+    ("cm", 125): (68, "3b7cdd26427eadfc306f4f2f949187881e0b50b39598f89c1ff92fe661525bf0"),
+    ("cm", 126): (68, "5630f4b8956943341d3057c1066136d9fb811be23f641decfc15c1099c384436"),
+    ("cm", 127): (68, "18529e794f16fad647054cd1db2102df2f261c5ef82639ab2b39837d3df0654e"),
+    ("cm", 128): (72, "5d57b69ded6a4afa97e8099bafc747714340fe6be59b3049969c739a3f48a40f"),
+    ("cm", 129): (68, "c67c552eab07bb097ca13a70506054c31c9f2ecdbb396fcd774b628abcb73007"),
+    ("cm", 130): (68, "f3576f55426beee9c5e18e8ba5159c9b7276d317df34cb5321b934d373dcf166"),
 }
 
 
@@ -404,7 +417,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(104, 111)):
                "f8617f83d438587de00a2215535ccf80378b57b53e2423765ab69bf6d7270aaf",
            tuple(range(111, 118)):
-               "5f0c601556e3ba1f34c289ad48c166b9de5d65873f88f35ebc02b93eb7d68e65"},
+               "5f0c601556e3ba1f34c289ad48c166b9de5d65873f88f35ebc02b93eb7d68e65",
+           tuple(range(121, 131)):
+               "041e4dc1702627fba71414441ab9692bce4584a07589f1e33692a0df47a8bd23"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

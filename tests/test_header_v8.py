@@ -58,6 +58,9 @@ GOLDEN_TEXT_STREAMS_V8 = {
     99: (2611, "3d30941393027f3a85744f07044f3af98346e2e289b39a53623a70baeb4f8e7b"),
     104: (2615, "29a5178b56ab99df9f79beab2ca4f6d36f77e9cbc8db32cb505f6a3a14392cde"),
     105: (2611, "c687e4492ec1e4f4d2ab9fe2dd4df8daa33239d31704d60e8774dd60e2298533"),
+    # round twelve (format 24): 104 and 105 with tables sized to the input (2^21 slots here)
+    121: (2619, "1989efa3a890cba762123036af05dd722206c0e33c8ec1f7aa05dfd701a870df"),
+    122: (2615, "064b595ac973a9145901b2c0d72c683d0d4c745bdf93944b19d2aa60b52ad87a"),
 }
 
 
@@ -190,12 +193,12 @@ def test_any_header_round_trips(model_id, level, seed, length, frame_size, value
 
 
 @pytest.mark.parametrize("dictionary", [False, True])
-def test_a_preset_of_id_16_to_120_is_version_10_to_22_at_no_cost_in_bytes(dictionary):
-    """Versions 10-23: 8 and 9 for a preset id of 16-30, 31-45, 46-60, 61-75, 76-90, 91-105 and
-    106-120 (the flags' level bits, the id less 15 times the band); the version follows from the config, so each header has one
+def test_a_preset_of_id_16_to_135_is_version_10_to_24_at_no_cost_in_bytes(dictionary):
+    """Versions 10-25: 8 and 9 for a preset id of 16-30, 31-45, 46-60, 61-75, 76-90, 91-105,
+    106-120 and 121-135 (the flags' level bits, the id less 15 times the band); the version follows from the config, so each header has one
     spelling."""
     extra = dict(dictionary=bytes(range(16))) if dictionary else {}
-    for preset_id in range(1, 121):
+    for preset_id in range(1, 136):
         h = StreamHeader(CM, bytes([preset_id]), 0, 4096, container.DEFAULT_FRAME,
                          bytes(range(123)), 1, 8 + dictionary, **extra)
         assert h.version == 8 + 2 * ((preset_id - 1) // 15) + dictionary
@@ -212,8 +215,9 @@ def test_a_preset_of_id_16_to_120_is_version_10_to_22_at_no_cost_in_bytes(dictio
     assert StreamHeader(CM, b"\x4c", 0, 1, 8, b"a", 0, 16).version == 18
     assert StreamHeader(CM, b"\x5b", 0, 1, 8, b"a", 0, 16).version == 20
     assert StreamHeader(CM, b"\x6a", 0, 1, 8, b"a", 0, 16).version == 22
+    assert StreamHeader(CM, b"\x79", 0, 1, 8, b"a", 0, 16).version == 24
     # an id above the bands is spelled in full, in version 8
-    assert StreamHeader(CM, b"\x79", 0, 1, 8, b"a", 0, 16).version == 8
+    assert StreamHeader(CM, b"\x88", 0, 1, 8, b"a", 0, 16).version == 8
 
 
 def test_an_alphabet_or_a_crc_without_data_is_refused():
@@ -331,7 +335,7 @@ def _bad_headers():
         ("preset 31 spelled in version 8", forge(0x10, b"\x01\x1f" + top), "canonical"),
         ("version 12 with its config spelled", forge(0x10, b"\x01\x1f" + top, 12),
          "canonical"),
-        ("version 8, preset 121 (none)", forge(0x10, b"\x01\x79" + top), "config"),
+        ("version 8, preset 136 (none)", forge(0x10, b"\x01\x88" + top), "config"),
         ("preset 46 spelled in version 8", forge(0x10, b"\x01\x2e" + top), "canonical"),
         ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
     ]
@@ -391,10 +395,10 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed = bytearray(cm_preset_10(TEXT))
-    packed[4] = 24  # band 8 (preset ids 121-135): not yet read
+    packed[4] = 26  # band 9 (preset ids 136-150): not yet read
     with pytest.raises(seqzip.UnsupportedVersionError,
                        match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, "
-                             "22, 23$"):
+                             "22, 23, 24, 25$"):
         seqzip.decompress(bytes(packed))
 
 

@@ -135,7 +135,8 @@ def create(name: str, config: Any | None = None, *, alphabet: bytes | None = Non
     """Build model ``name`` (its level-6 config when ``config`` is None) over ``alphabet``
     (the byte values it codes, sorted) or, for models that only need its size, over
     ``alphabet_size`` symbols.  ``size_hint``: the symbols it will code, when known (0: not
-    known); it changes how memory is taken, never what is predicted.
+    known); it changes how memory is taken and, for a cm config with ``fit``, the size of its
+    hashed table (so encoder and decoder must give the same: the stream's length).
 
         >>> create("order2", make_config("order2", 1), alphabet=b"ab").predict().tolist()
         [0.5, 0.5]

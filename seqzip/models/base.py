@@ -53,7 +53,7 @@ class Model:
         self.config = config
         self.alphabet = bytes(alphabet)
         self.seed = seed
-        self.size_hint = size_hint  # symbols to be coded, 0 if not known (what cm allocates)
+        self.size_hint = size_hint  # symbols to be coded, 0 if not known (cm: its memory; ``fit``)
         self.kernel = self.make_kernel()
         self.predict = self.kernel.predict
         self.update = self.kernel.update

@@ -42,6 +42,6 @@ class CMModel(Model):
         if c.network:
             model_class = _network_class(c.network)[1]
             network = model_class(c.network_model_config(), self.alphabet, self.seed).kernel
-        return CMKernel(c.spec, self.alphabet,
+        return CMKernel(c.spec_for(self.size_hint), self.alphabet,
                         make_experts(c.experts, self.alphabet, self.seed), network,
                         self.size_hint)

@@ -172,7 +172,8 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     and 9 into their 68000 variants (40, 41 since round four: code contexts 0 and 2, the code
     weight set; 65, 70 since round six), other binary data into the binary variants (34, 35;
     62, 67 since round six; level 6's 103 and 100 since round nine, 114 and 111 since round
-    eleven; level 9's 117 without the network since round eleven); the stream names the
+    eleven; level 9's 117 without the network since round eleven; 126 and 123, 130 and 127,
+    the same with tables sized to the input, since round twelve); the stream names the
     variant."""
     from seqzip.models.cm import looks_like_68000
     from seqzip.session import _scan_profile
@@ -183,7 +184,7 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     assert not looks_like_68000(_scan_profile(io.BytesIO(other))[1].words)
     # at an odd offset the words are not instructions
     assert not looks_like_68000(_scan_profile(io.BytesIO(b"\x01" + code))[1].words)
-    for level, m68k, binary in ((6, 114, 111), (9, 117, 106)):
+    for level, m68k, binary in ((6, 126, 123), (9, 130, 127)):
         base = CMConfig.for_level(level)
         assert CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[level]]["m68k"] == m68k
         variant = base.for_data(b"\x00", profile)
@@ -192,5 +193,5 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
         assert base.for_data(b"\x00", _scan_profile(io.BytesIO(other))[1]) == \
             CMConfig.for_preset_id(binary)
     packed = seqzip.compress(code, 6)
-    assert parse_header(packed)[0].config == bytes([114])  # format 22 (band 7): id 114
+    assert parse_header(packed)[0].config == bytes([126])  # format 24 (band 8): id 126
     assert seqzip.decompress(packed) == code

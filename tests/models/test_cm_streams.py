@@ -245,13 +245,17 @@ LATER = {
     99: (9, "a32d3971c78bf5bc"),
     104: (6, "ca69248fbdb1907d"),
     105: (9, "a70bd9a208cb0b2d"),
+    # round twelve: 104 and 105 with ``fit``, which with no length known (a Predictor) changes
+    # nothing; their streams, sized to the input, are pinned in test_container/test_header_v8
+    121: (6, "ca69248fbdb1907d"),
+    122: (9, "a70bd9a208cb0b2d"),
 }
 
 
-# CI keeps the presets of today's levels 1 and 6 (ids 48 and 104); the superseded presets and
+# CI keeps the presets of today's levels 1 and 6 (ids 48 and 121); the superseded presets and
 # the level-9 ones (10-160 s each on the loaded machine; level 9's streams are pinned in CI by
 # test_header_v8's goldens) run with ``-m long``.
-_LATER_IN_CI = (48, 104)
+_LATER_IN_CI = (48, 121)
 
 
 @pytest.mark.parametrize("preset_id", [i if i in _LATER_IN_CI else

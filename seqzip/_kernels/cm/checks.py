@@ -41,6 +41,7 @@ CONFIG_BOUNDS = {
     "words2": (0, 65535),  # a bit mask of kind words2's contexts
     "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
     "cx_inputs": (0, 15),  # a bit mask of the inputs per hashed context (cxinputs.pxd)
+    "fit": (0, 1),  # the hashed table sized to the input's length (CMConfig.table_bits_for)
 }
 SSE_STAGE_BITS = 316  # the sse bits that each add a stage (sse.pxd's SSE_KINDS: 4, 8, 16, 32, 256)
 
