@@ -446,8 +446,10 @@ def terse_version(config: bytes, dictionary: bool) -> int:
         (8, 10, 11)
         >>> terse_version(b"\x1f", False), terse_version(b"\x2d", True), terse_version(b"\x2e", False)
         (12, 13, 14)
-        >>> terse_version(b"\x3c", True), terse_version(b"\x79", False), terse_version(b"\x88", False)
-        (15, 24, 8)
+        >>> terse_version(b"\x3c", True), terse_version(b"\x79", False)
+        (15, 24)
+        >>> terse_version(bytes([136]), False)  # an id above the bands: spelled in full
+        8
     """
     band = (config[0] - 1) // _BAND if len(config) == 1 and 1 <= config[0] <= _TOP_ID else 0
     return VERSION + 2 * band + bool(dictionary)

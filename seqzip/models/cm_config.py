@@ -375,7 +375,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(104) == CMConfig.for_level(6) != CMConfig.for_preset_id(98)
+            >>> CMConfig.for_preset_id(121) == CMConfig.for_level(6) != CMConfig.for_preset_id(104)
             True
         """
         if preset_id not in cls.PRESETS:
