@@ -6,9 +6,7 @@ a*b+c is fused into an FMA on one build and not on another.  SEQZIP_OPT override
 optimisation level (e.g. ``-O0``) so the tests can build a second copy and check that streams
 cross between builds; SEQZIP_DEBUG=1 turns Cython's bounds and wraparound checks on;
 SEQZIP_SANITIZE=address builds the kernels with AddressSanitizer (for the fuzz runs: see
-benchmarks/model_fuzz.py for running Python with libasan preloaded); SEQZIP_CLONES=0 leaves out
-the AVX2 copies of the mixer's loops (GCC's target_clones, seqzip/_kernels/cm/mixer.pxd), so
-that the tests' second build runs the baseline copy that a CPU without AVX2 runs.
+benchmarks/model_fuzz.py for running Python with libasan preloaded).
 """
 import glob
 import os
@@ -23,7 +21,6 @@ OPT = os.environ.get("SEQZIP_OPT", "-O3")
 DEBUG = os.environ.get("SEQZIP_DEBUG", "") == "1"
 COMPILE_ARGS = [OPT, "-ffp-contract=off", "-fno-strict-aliasing"]
 LINK_ARGS = []
-MACROS = [("SEQZIP_NO_CLONES", "1")] if os.environ.get("SEQZIP_CLONES", "") == "0" else []
 SANITIZE = os.environ.get("SEQZIP_SANITIZE", "")
 if SANITIZE:
     if SANITIZE != "address":
@@ -49,7 +46,6 @@ extensions = [
         [path],
         extra_compile_args=COMPILE_ARGS,
         extra_link_args=LINK_ARGS,
-        define_macros=MACROS,
     )
     for path in SOURCES
 ]

@@ -69,40 +69,6 @@ cdef extern from *:
                 a[k] = a[k] - t[k][i];
         for (int k = 0; k < K; k++) acc[k] = a[k];
     }
-    /* One set's QDH step but its bias sum (``mixer_train_sets``): the running curvature of
-       every input, then each weight's step and its term of the bias sum, input by input;
-       returns 1 / (the bias's curvature + eps).  Every input's arithmetic is its own, so the
-       compiler runs the loops several inputs at a time: 2 doubles in x86-64's baseline (SSE2),
-       4 in the AVX2 copy that GCC's target_clones adds and the loader picks on a CPU that has
-       it.  The bits are the same either way: an addition, multiplication or division rounds
-       the same in any vector width, and no multiply-add is fused (-ffp-contract=off); the
-       tests' -O0 build leaves the copy out (SEQZIP_NO_CLONES) and streams cross.  Measured
-       (session 14, 300 KB of prose at level 6): the mixer's training 16% of the CPU -> 7.6%. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-        defined(__linux__) && !defined(SEQZIP_NO_CLONES)
-    #define SEQZIP_CM_CLONES __attribute__((target_clones("avx2", "default")))
-    #else
-    #define SEQZIP_CM_CLONES
-    #endif
-    SEQZIP_CM_CLONES
-    static double seqzip_cm_qdh_terms(double* restrict w, double* restrict hd,
-                                      double* restrict hc, const double* restrict x, int n,
-                                      double var, double err, double decay, double eps,
-                                      double rate, double* restrict term) {
-        for (int i = 0; i < n; i++) {
-            hd[i] = decay * hd[i] + x[i] * x[i] * var;
-            hc[i] = decay * hc[i] + x[i] * var;
-        }
-        double inv = 1.0 / (hd[0] + eps);
-        for (int i = 1; i < n; i++) {
-            double h = hc[i];
-            double ci = h * inv;
-            double step = (x[i] * err - err * ci) / (hd[i] + eps - h * ci);
-            w[i] = w[i] + rate * step;
-            term[i] = ci * step;
-        }
-        return inv;
-    }
     static void seqzip_cm_less(double* acc, const double* const* t, int m, int from, int n) {
         int k = 0;
         for (; m - k >= 6; k += 6) seqzip_cm_less_k(acc + k, t + k, from, n, 6);
@@ -115,9 +81,6 @@ cdef extern from *:
                                    double* out) noexcept nogil
     void mix_less "seqzip_cm_less"(double* acc, const double** t, int m, int start,
                                    int n) noexcept nogil
-    double qdh_terms "seqzip_cm_qdh_terms"(double* w, double* hd, double* hc, const double* x,
-                                           int n, double var, double err, double decay,
-                                           double eps, double rate, double* term) noexcept nogil
 
 
 cdef struct Optimiser:
@@ -268,21 +231,13 @@ cdef inline void adam_step(double* m1, double* m2, double* w, double g, double r
 
 cdef inline void mixer_train(Mixer* m, const double* x, double rate, int bit,
                              const Optimiser* o) noexcept nogil:
-    """One step of the selected row on its own error (all its inputs).  QDH on a row of at
-    most MAX_ROW inputs: ``qdh_terms``, then the bias sum in ``qdh_step``'s order (its bits)."""
+    """One step of the selected row on its own error (all its inputs)."""
     cdef int n = m.n, i
     cdef double err = bit - m.p, var = m.p * (1.0 - m.p)
     cdef double* w = m.w + m.selected * n
     cdef double* hd = m.hd + m.selected * n
     cdef double* hc = m.hc + m.selected * n
-    cdef double term[MAX_ROW]
-    cdef double bias
-    if o.kind == OPT_QDH and n <= MAX_ROW:
-        bias = err * qdh_terms(w, hd, hc, x, n, var, err, o.decay, o.eps, rate, term)
-        for i in range(1, n):
-            bias = bias - term[i]
-        w[0] = w[0] + rate * bias
-    elif o.kind == OPT_QDH:
+    if o.kind == OPT_QDH:
         qdh_step(x, n, var, err, hd, hc, 1, o.decay, o.eps, rate, w)
     elif o.kind == OPT_SGD:
         for i in range(n):
@@ -302,7 +257,7 @@ cdef inline void mixer_train_sets(Mixer* sets, int m, int skip, const double* x,
     cdef double bias[MIX_MAX_SETS]
     cdef Mixer* own[MIX_MAX_SETS]
     cdef int k, i, c = 0, n = sets[0].n
-    cdef double err, var, inv, decay = o.decay, eps = o.eps
+    cdef double err, var, inv, h, ci, step, decay = o.decay, eps = o.eps
     cdef double* w
     cdef double* hd
     cdef double* hc
@@ -319,9 +274,17 @@ cdef inline void mixer_train_sets(Mixer* sets, int m, int skip, const double* x,
         w = sets[k].w + sets[k].selected * n
         hd = sets[k].hd + sets[k].selected * n
         hc = sets[k].hc + sets[k].selected * n
-        # qdh_step, stride 1, its bias sum apart
-        inv = qdh_terms(w, hd, hc, x, n, var, err, decay, eps, rate, &term[c][0])
+        for i in range(n):  # qdh_step, stride 1, its bias sum apart
+            hd[i] = decay * hd[i] + x[i] * x[i] * var
+            hc[i] = decay * hc[i] + x[i] * var
+        inv = 1.0 / (hd[0] + eps)
         bias[c] = err * inv
+        for i in range(1, n):
+            h = hc[i]
+            ci = h * inv
+            step = (x[i] * err - err * ci) / (hd[i] + eps - h * ci)
+            w[i] = w[i] + rate * step
+            term[c][i] = ci * step
         t[c] = &term[c][0]
         own[c] = &sets[k]
         c += 1
