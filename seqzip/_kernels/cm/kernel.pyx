@@ -71,7 +71,8 @@ from seqzip._kernels.cm.cxinputs cimport ci_build, ci_init_weights
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
-                                       K_TEXT, K_WORD, K_WORDS2, MK_DEPTH_MAX, MM_MODES, N_KINDS)
+                                       K_TEXT, K_WORD, K_WORDS2, MK_DEPTH_MAX, MM_MODES, N_KINDS,
+                                       x86_trackers)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.floats cimport FLOAT_BYTES, FLOAT_MAPS, floats_build
 from seqzip._kernels.cm.rows cimport rows_build
@@ -204,8 +205,8 @@ cdef class CMKernel(Kernel):
         if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
             raise MemoryError()
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
-        ctx_x86_init(&self.ctx, any(k == K_CODE and 6 <= j <= 9 for k, j in spec.contexts) or
-                     SEL_X86 in spec.selectors)
+        x86 = x86_trackers(spec.contexts)  # the decoder (the x86 set reads it) and history
+        ctx_x86_init(&self.ctx, x86[0] or SEL_X86 in spec.selectors, x86[1])
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE

@@ -17,8 +17,9 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          ctx_row_length)
 from seqzip._kernels.cm.bin2 cimport b2_indirect_hash, b2_sparse_hash
 from seqzip._kernels.cm.tables cimport hash2
-from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
-                                     XS_PREV, XS_STAGE, XS_INDEX, XS_LAST)
+from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_CUR, XH_OPM, XH_PREV1, XH_PREV2,
+                                     XH_T0, XH_T1, XS_DATA, XS_LEFT, XS_MODRM, XS_OP, XS_PREV,
+                                     XS_STAGE, XS_INDEX, XS_LAST, x86_rel_jump)
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
 
@@ -313,6 +314,45 @@ cdef inline uint64_t x86_hash(const Context* c, uint64_t tag, int j) noexcept no
     return h
 
 
+cdef inline uint64_t x86_target(const Context* c, uint64_t t, int k, int n) noexcept nogil:
+    """The jump target ``t`` as the next byte of a relative jump's offset (its byte ``k`` of
+    ``n``, the instruction ending ``n - k`` bytes on): the byte it predicts, bit 8 set while
+    the offset's bytes so far agree with it (else 0)."""
+    cdef uint64_t d = t - (c.pos + <uint64_t>(n - k)), sofar = 0
+    cdef int i
+    for i in range(k):
+        sofar |= ((c.x86s[XS_DATA] >> (8 * (k - 1 - i))) & 0xFF) << (8 * i)
+    if k and (d & ((<uint64_t>1 << (8 * k)) - 1)) != sofar:
+        return 0
+    return 0x100 | ((d >> (8 * k)) & 0xFF)
+
+
+cdef inline uint64_t x86h_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """x86 code by the instruction history (x86.pxd's XH_*) and the decoder's state: (13) the
+    previous instruction's bytes and this one's so far; (14) the previous two's and this
+    one's; (15) the previous three's opcodes and ModRMs and this one's ModRM; (16) in a
+    relative jump's offset, the bytes the last two jump targets predict, else the state."""
+    cdef const uint64_t* s = c.x86s
+    cdef const uint64_t* x = c.x86h
+    cdef uint64_t stage = s[XS_STAGE] % XG_N, op = s[XS_OP] & 0xFFFF
+    cdef uint64_t state = stage | (op << 4) | ((s[XS_LEFT] & 15) << 20)
+    cdef int n, k
+    if j == 13:
+        return hash2(hash2(hash2(tag, state), x[XH_PREV1]), x[XH_CUR])
+    if j == 14:
+        return hash2(hash2(hash2(hash2(tag, state), x[XH_PREV1]), x[XH_PREV2]), x[XH_CUR])
+    if j == 15:
+        return hash2(hash2(tag, state | ((s[XS_MODRM] & 0x1FF) << 24)), x[XH_OPM])
+    if stage != XG_DATA or not x86_rel_jump(op & 0xFFF) or not 1 <= (s[XS_LEFT] & 15) <= 4:
+        return hash2(tag, state)
+    n = 1 if (op & 0xFFF) == 0xEB or (op & 0xFFF) < 0x80 else 4
+    k = n - <int>(s[XS_LEFT] & 15)
+    if k < 0:
+        return hash2(tag, state)
+    return hash2(tag, state | (x86_target(c, x[XH_T0], k, n) << 24) |
+                 (x86_target(c, x[XH_T1], k, n) << 33) | (<uint64_t>k << 42))
+
+
 cdef inline uint64_t risc_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
     """Fixed-width 32-bit big-endian instructions (SPARC, MIPS, PowerPC): the lane (pos mod
     4) and the word's bytes so far, with (10) the previous word's top 19 bits (SPARC's op,
@@ -339,9 +379,12 @@ cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept n
     words back) and the previous word.  j = 5: x86, the position in the 32-bit operand of a
     CALL/JMP rel32 (E8, E9) or a near Jcc (0F 8x) within the last four bytes and the operand's
     bytes so far (0: none, then the last byte).  j = 6-9: x86 with the light decoder's state
-    (x86.pxd, ``x86_hash``); j = 10-12: 32-bit big-endian RISC words (``risc_hash``)."""
+    (x86.pxd, ``x86_hash``); j = 10-12: 32-bit big-endian RISC words (``risc_hash``); j =
+    13-16: x86 with the instruction history (``x86h_hash``)."""
     cdef int k = <int>(c.pos & 1), i, n
     cdef uint64_t h, w
+    if j >= 13:
+        return x86h_hash(c, tag, j)
     if j >= 10:
         return risc_hash(c, tag, j)
     if j >= 6:
@@ -521,3 +564,14 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
 
 cdef inline uint64_t kind_tag(int kind, int j) noexcept nogil:
     return <uint64_t>(kind * 64 + j + 1) << 48
+
+
+cdef inline tuple x86_trackers(contexts):
+    """Whether the contexts ((kind, j) pairs) need the x86 decoder (code 6-9, 13-16) and its
+    instruction history (13-16): ``ctx_x86_init``'s flags."""
+    cdef bint decoder = False, history = False
+    for kind, j in contexts:
+        if kind == K_CODE and (6 <= j <= 9 or j >= 13):
+            decoder = True
+            history = history or j >= 13
+    return decoder, history

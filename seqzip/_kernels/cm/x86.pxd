@@ -202,3 +202,47 @@ cdef inline void x86_update(uint64_t* s, int b) noexcept nogil:
             s[XS_LEFT] -= 1
         else:
             x86_end(s)
+
+
+cdef enum:  # the instruction history (Context.x86h, code bits 13-16: kinds.x86h_hash)
+    XH_CUR = 0     # a hash of the instruction's bytes so far (prefixes included)
+    XH_PREV1 = 1   # ... of the previous instruction's bytes, whole
+    XH_PREV2 = 2   # ... of the one before it
+    XH_OPM = 3     # the previous three instructions' opcode (12 bits) and ModRM (9 bits),
+                   # 21 bits each, the newest lowest
+    XH_T0 = 4      # the last two distinct targets of relative jumps (E9, EB, 70-7F, 0F 80-8F:
+    XH_T1 = 5      # the position after the jump plus its offset), the newest first
+    XH_N = 6
+
+
+cdef inline bint x86_rel_jump(uint64_t op) noexcept nogil:
+    """Whether the opcode ``op`` (map << 8 | byte) is a relative jump (not a call: in an
+    object file a call's offset is its relocation's)."""
+    return op == 0xE9 or op == 0xEB or 0x70 <= op <= 0x7F or 0x180 <= op <= 0x18F
+
+
+cdef inline void x86_track(uint64_t* h, const uint64_t* s, uint64_t op, uint64_t modrm,
+                           uint64_t data, uint64_t pos, int b) noexcept nogil:
+    """After ``x86_update(s, b)``: ``op``, ``modrm`` and ``data`` the decoder's words before
+    it (XS_OP, XS_MODRM, XS_DATA), ``pos`` the position after ``b``."""
+    cdef uint64_t v, t
+    h[XH_CUR] = (h[XH_CUR] + <uint64_t>b + 1) * 0x9E3779B97F4A7C15ULL
+    h[XH_CUR] ^= h[XH_CUR] >> 29
+    if s[XS_STAGE] % XG_N != XG_OP or s[XS_INDEX] != 0:
+        return
+    h[XH_PREV2] = h[XH_PREV1]  # b ended an instruction
+    h[XH_PREV1] = h[XH_CUR]
+    h[XH_CUR] = 0
+    h[XH_OPM] = ((h[XH_OPM] << 21) | (op & 0xFFF) | ((modrm & 0x1FF) << 12)) & \
+        0x7FFFFFFFFFFFFFFFULL
+    if not x86_rel_jump(op & 0xFFF):
+        return
+    v = ((data << 8) | <uint64_t>b) & 0xFFFFFFFFULL  # the offset's bytes, the last lowest
+    if (op & 0xFFF) == 0xEB or (op & 0xFFF) < 0x80:  # rel8
+        t = pos + <uint64_t>(<signed char>(v & 0xFF))
+    else:
+        t = pos + <uint64_t>(<int>(((v >> 24) & 0xFF) | ((v >> 8) & 0xFF00) |
+                                   ((v << 8) & 0xFF0000) | ((v & 0xFF) << 24)))
+    if t != h[XH_T0]:
+        h[XH_T1] = h[XH_T0]
+        h[XH_T0] = t
