@@ -20,6 +20,7 @@ NETWORKS = ("", "glnn", "mlstm")
 MAX_ORDER = 32
 WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
 SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
+X86_PRED_BIT, X86_PRED_INPUTS = 17, 3  # code's bit of the x86 predicted bytes (not a context)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class CMSpec:
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
     net_sel: int = 0  # the network's prediction as context, a bit mask (netsel.pxd)
     cx_inputs: int = 0  # more inputs per hashed context, a bit mask (cxinputs.pxd)
+    x86_pred: bool = False  # code bit 17: the x86 predicted bytes' inputs (xpred.pxd)
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,7 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(17) if self.code >> j & 1) + \
+            tuple((KINDS["code"], j) for j in range(X86_PRED_BIT) if self.code >> j & 1) + \
             tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1) + \
             tuple((KINDS["words2"], j) for j in range(16) if self.words2 >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
@@ -305,7 +307,8 @@ class CMConfig:
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
             (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0) + \
-            len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1)
+            len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1) + \
+            X86_PRED_INPUTS * (self.code >> X86_PRED_BIT & 1)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -321,7 +324,8 @@ class CMConfig:
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
                       post=self.post, post_mode=self.post_mode, floats=self.floats,
-                      net_sel=self.net_sel, cx_inputs=self.cx_inputs)
+                      net_sel=self.net_sel, cx_inputs=self.cx_inputs,
+                      x86_pred=bool(self.code >> X86_PRED_BIT & 1))
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 

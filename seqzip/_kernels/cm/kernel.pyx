@@ -68,6 +68,7 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.cxinputs cimport ci_build, ci_init_weights
+from seqzip._kernels.cm.xpred cimport xp_build
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
@@ -202,11 +203,11 @@ cdef class CMKernel(Kernel):
         if ctx_init(&self.ctx, spec.history_bits, bool(kinds & {K_RECORD, K_COLUMN}) or
                     spec.periods, spec.periods, K_TEXT in kinds, K_ROWS in kinds):
             raise MemoryError()
-        if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
+        x86 = x86_trackers(spec.contexts, getattr(spec, "x86_pred", 0))  # (x86 set: decoder)
+        if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)) \
+                or ctx_x86_init(&self.ctx, x86[0] or SEL_X86 in spec.selectors, x86[1]):
             raise MemoryError()
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
-        x86 = x86_trackers(spec.contexts)  # the decoder (the x86 set reads it) and history
-        ctx_x86_init(&self.ctx, x86[0] or SEL_X86 in spec.selectors, x86[1])
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE
@@ -263,6 +264,8 @@ cdef class CMKernel(Kernel):
             self._add(runs_build, spec, <size_t>self.cx)
         if getattr(spec, "cx_inputs", 0):  # more inputs per hashed context (cxinputs.pxd)
             self._add(ci_build, spec, <size_t>self.cx)
+        if getattr(spec, "x86_pred", 0):  # x86 predicted bytes (code bit 17, xpred.pxd)
+            self._add(xp_build, spec)
         self._add(se_build, spec, self.owned)
         return 0
 

@@ -17,8 +17,8 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          ctx_row_length)
 from seqzip._kernels.cm.bin2 cimport b2_indirect_hash, b2_sparse_hash
 from seqzip._kernels.cm.tables cimport hash2
-from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_CUR, XH_OPM, XH_PREV1, XH_PREV2,
-                                     XH_T0, XH_T1, XS_DATA, XS_LEFT, XS_MODRM, XS_OP, XS_PREV,
+from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_OPM, XH_RKIND, XH_RPRED,
+                                     XH_RSTART, XH_T0, XS_DATA, XS_LEFT, XS_MODRM, XS_OP, XS_PREV,
                                      XS_STAGE, XS_INDEX, XS_LAST, x86_rel_jump)
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
@@ -327,20 +327,38 @@ cdef inline uint64_t x86_target(const Context* c, uint64_t t, int k, int n) noex
     return 0x100 | ((d >> (8 * k)) & 0xFF)
 
 
+cdef inline uint64_t x86_reloc(const Context* c, uint64_t tag, uint64_t state) noexcept nogil:
+    """Code bit 14: in a relocation entry whose r_offset the relocation sites predict (x86.pxd,
+    ``x86_sites``), the entry's byte k (0-23) with, in r_offset, the byte predicted while the
+    bytes so far agree, after it whether it came true and the site's kind; else the state."""
+    cdef const uint64_t* x = c.x86h
+    cdef uint64_t k = c.pos - x[XH_RSTART], pred = x[XH_RPRED], sofar = 0
+    cdef uint64_t i, n
+    if x[XH_RSTART] == 0 or k >= 24 or pred == <uint64_t>-1:
+        return hash2(tag, state)
+    n = k if k < 8 else 8
+    for i in range(n):
+        sofar |= ctx_back(c, k - i) << (8 * i)
+    if k < 8:
+        pred = 0x100 | ((pred >> (8 * k)) & 0xFF) if sofar == pred & (
+            (<uint64_t>1 << (8 * k)) - 1) else 0
+        return hash2(tag, (k << 32) | (pred << 8) | x[XH_RKIND])
+    return hash2(tag, (k << 32) | (<uint64_t>(sofar == pred) << 24) | ((c.c8 & 0xFF) << 8) |
+                 x[XH_RKIND])
+
+
 cdef inline uint64_t x86h_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
-    """x86 code by the instruction history (x86.pxd's XH_*) and the decoder's state: (13) the
-    previous instruction's bytes and this one's so far; (14) the previous two's and this
-    one's; (15) the previous three's opcodes and ModRMs and this one's ModRM; (16) in a
-    relative jump's offset, the bytes the last two jump targets predict, else the state."""
+    """x86 code by the instruction history (x86.pxd's XH_*) and the decoder's state: (13) in a
+    relative jump's offset, the bytes the third and fourth last jump targets predict, else the
+    state; (14) relocation entries (``x86_reloc``); (15) the previous three instructions'
+    opcodes and ModRMs and this one's ModRM; (16) as 13 with the last two jump targets."""
     cdef const uint64_t* s = c.x86s
     cdef const uint64_t* x = c.x86h
     cdef uint64_t stage = s[XS_STAGE] % XG_N, op = s[XS_OP] & 0xFFFF
     cdef uint64_t state = stage | (op << 4) | ((s[XS_LEFT] & 15) << 20)
-    cdef int n, k
-    if j == 13:
-        return hash2(hash2(hash2(tag, state), x[XH_PREV1]), x[XH_CUR])
+    cdef int n, k, t = XH_T0 if j == 16 else XH_T0 + 2
     if j == 14:
-        return hash2(hash2(hash2(hash2(tag, state), x[XH_PREV1]), x[XH_PREV2]), x[XH_CUR])
+        return x86_reloc(c, tag, state)
     if j == 15:
         return hash2(hash2(tag, state | ((s[XS_MODRM] & 0x1FF) << 24)), x[XH_OPM])
     if stage != XG_DATA or not x86_rel_jump(op & 0xFFF) or not 1 <= (s[XS_LEFT] & 15) <= 4:
@@ -349,8 +367,8 @@ cdef inline uint64_t x86h_hash(const Context* c, uint64_t tag, int j) noexcept n
     k = n - <int>(s[XS_LEFT] & 15)
     if k < 0:
         return hash2(tag, state)
-    return hash2(tag, state | (x86_target(c, x[XH_T0], k, n) << 24) |
-                 (x86_target(c, x[XH_T1], k, n) << 33) | (<uint64_t>k << 42))
+    return hash2(tag, state | (x86_target(c, x[t], k, n) << 24) |
+                 (x86_target(c, x[t + 1], k, n) << 33) | (<uint64_t>k << 42))
 
 
 cdef inline uint64_t risc_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
@@ -566,10 +584,11 @@ cdef inline uint64_t kind_tag(int kind, int j) noexcept nogil:
     return <uint64_t>(kind * 64 + j + 1) << 48
 
 
-cdef inline tuple x86_trackers(contexts):
+cdef inline tuple x86_trackers(contexts, bint predicted=False):
     """Whether the contexts ((kind, j) pairs) need the x86 decoder (code 6-9, 13-16) and its
-    instruction history (13-16): ``ctx_x86_init``'s flags."""
-    cdef bint decoder = False, history = False
+    instruction history (13-16, and the predicted bytes' inputs: ``predicted``, code bit 17):
+    ``ctx_x86_init``'s flags."""
+    cdef bint decoder = predicted, history = predicted
     for kind, j in contexts:
         if kind == K_CODE and (6 <= j <= 9 or j >= 13):
             decoder = True
