@@ -17,9 +17,9 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          ctx_row_length)
 from seqzip._kernels.cm.bin2 cimport b2_indirect_hash, b2_sparse_hash
 from seqzip._kernels.cm.tables cimport hash2
-from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_OPM, XH_RKIND, XH_RPRED,
-                                     XH_RSTART, XH_T0, XS_DATA, XS_LEFT, XS_MODRM, XS_OP, XS_PREV,
-                                     XS_STAGE, XS_INDEX, XS_LAST, x86_rel_jump)
+from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_BASE, XH_OPM, XH_RKIND, XH_RPRED,
+                                     XH_RSTART, XH_T0, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
+                                     XS_PREV, XS_STAGE, XS_INDEX, XS_LAST, x86_rel_jump)
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
 
@@ -330,10 +330,11 @@ cdef inline uint64_t x86_target(const Context* c, uint64_t t, int k, int n) noex
 cdef inline uint64_t x86_reloc(const Context* c, uint64_t tag, uint64_t state) noexcept nogil:
     """Code bit 14: in a relocation entry whose r_offset the relocation sites predict (x86.pxd,
     ``x86_sites``), the entry's byte k (0-23) with, in r_offset, the byte predicted while the
-    bytes so far agree, after it whether it came true and the site's kind; else the state."""
+    bytes so far agree, after it whether it came true, the site's kind, the last byte and the
+    3 bytes before the site (its instruction's opcode and ModRM: the symbol); else the state."""
     cdef const uint64_t* x = c.x86h
     cdef uint64_t k = c.pos - x[XH_RSTART], pred = x[XH_RPRED], sofar = 0
-    cdef uint64_t i, n
+    cdef uint64_t i, n, site, before = 0
     if x[XH_RSTART] == 0 or k >= 24 or pred == <uint64_t>-1:
         return hash2(tag, state)
     n = k if k < 8 else 8
@@ -343,8 +344,12 @@ cdef inline uint64_t x86_reloc(const Context* c, uint64_t tag, uint64_t state) n
         pred = 0x100 | ((pred >> (8 * k)) & 0xFF) if sofar == pred & (
             (<uint64_t>1 << (8 * k)) - 1) else 0
         return hash2(tag, (k << 32) | (pred << 8) | x[XH_RKIND])
+    site = x[XH_BASE] + sofar  # the 3 bytes before the site (its instruction's opcode)
+    if sofar < c.pos - x[XH_BASE] and c.pos - site < c.history_mask:
+        before = (ctx_back(c, c.pos - site + 1) << 16) | (ctx_back(c, c.pos - site + 2) << 8) | \
+            ctx_back(c, c.pos - site + 3) | 0x1000000
     return hash2(tag, (k << 32) | (<uint64_t>(sofar == pred) << 24) | ((c.c8 & 0xFF) << 8) |
-                 x[XH_RKIND])
+                 x[XH_RKIND] | (before << 40))
 
 
 cdef inline uint64_t x86h_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
