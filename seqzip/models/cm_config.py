@@ -20,7 +20,7 @@ NETWORKS = ("", "glnn", "mlstm")
 MAX_ORDER = 32
 WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
 SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
-X86_PRED_BIT, X86_PRED_INPUTS = 17, 3  # code's bit of the x86 predicted bytes (not a context)
+X86_PRED_BIT, X86_PRED_INPUTS = 17, 5  # code's bit of the x86 predicted bytes (not a context)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XH_RPRED, XH_RSTART, XH_T0, 
                                      XS_STAGE, x86_rel_jump)
 
 cdef enum:
-    XP_SOURCES = 3
+    XP_SOURCES = 5
     XP_ROWS = XP_SOURCES * 8 * 4 * 2  # (source, byte of the field, hits in a row, bit)
 
 
