@@ -14,8 +14,8 @@ from libc.string cimport memset
 from seqzip._kernels.cm.bin2 cimport B2_WORDS, b2_update
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport BIG_HUGE, big_calloc, hash2
-from seqzip._kernels.cm.x86 cimport (X86_N, XG_N, XH_N, XS_DATA, XS_MODRM, XS_OP, XS_STAGE,
-                                     x86_sites, x86_track, x86_update)
+from seqzip._kernels.cm.x86 cimport (X86_N, XG_N, XH_BASE, XH_N, XS_DATA, XS_MODRM, XS_OP,
+                                     XS_STAGE, x86_end, x86_sites, x86_track, x86_update)
 
 
 cdef enum:
@@ -615,6 +615,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
             x86_track(c.x86h, c.x86s, xo, xm, xd, c.pos, b)
             x86_sites(c.x86h, c.x86s, xs % XG_N, xo, c.pos, b, c.c8, c.x86sites, c.history,
                       c.history_mask)
+            if c.pos == c.x86h[XH_BASE]:  # .text begins with an instruction
+                x86_end(c.x86s)
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
