@@ -58,8 +58,7 @@ from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END,
 from seqzip._kernels.cm.bin2 cimport B2_WORDS
 from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_bin2_init,
                                          ctx_fields, ctx_free, ctx_init, ctx_markup_init,
-                                         ctx_record_length, ctx_update, ctx_words2_init,
-                                         ctx_x86_init)
+                                         ctx_record_length, ctx_update, ctx_words2_init)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, SymbolExperts, se_build
 from seqzip._kernels.cm.netsel cimport (ns_bit, ns_fields, ns_free, ns_init, ns_learn, ns_memory,
                                         ns_refine, ns_rows)
@@ -68,12 +67,11 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.cxinputs cimport ci_build, ci_init_weights
-from seqzip._kernels.cm.xpred cimport xp_build
+from seqzip._kernels.cm.xpred cimport xp_build, xp_context_init
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
-                                       K_TEXT, K_WORD, K_WORDS2, MK_DEPTH_MAX, MM_MODES, N_KINDS,
-                                       x86_trackers)
+                                       K_TEXT, K_WORD, K_WORDS2, MK_DEPTH_MAX, MM_MODES, N_KINDS)
 from seqzip._kernels.cm.samples cimport SAMPLE_MAPS, SAMPLE_SIZE, samples_build
 from seqzip._kernels.cm.floats cimport FLOAT_BYTES, FLOAT_MAPS, floats_build
 from seqzip._kernels.cm.rows cimport rows_build
@@ -83,7 +81,7 @@ from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimi
                                        mixer_fetch, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_predict_sets, mixer_train, mixer_train_sets,
                                        optimiser_tick)
-from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET, SEL_X86,
+from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
                                            SEL_WORDS2, SEL_NETP, SEL_NETTOP, selector_ids,
                                            selector_rows, selector_rows_of)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
@@ -203,11 +201,10 @@ cdef class CMKernel(Kernel):
         if ctx_init(&self.ctx, spec.history_bits, bool(kinds & {K_RECORD, K_COLUMN}) or
                     spec.periods, spec.periods, K_TEXT in kinds, K_ROWS in kinds):
             raise MemoryError()
-        x86 = x86_trackers(spec.contexts, getattr(spec, "x86_pred", 0))  # (x86 set: decoder)
-        if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)) \
-                or ctx_x86_init(&self.ctx, x86[0] or SEL_X86 in spec.selectors, x86[1]):
+        if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
             raise MemoryError()
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
+        xp_context_init(&self.ctx, spec)  # the x86 decoder, its history (xpred.pxd)
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE

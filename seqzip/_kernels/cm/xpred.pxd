@@ -11,9 +11,10 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
                                            nothing_begin)
-from seqzip._kernels.cm.context cimport Context, ctx_back
+from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_x86_init
 from seqzip._kernels.cm.field cimport F_BYTES
-from seqzip._kernels.cm.kinds cimport x86_target
+from seqzip._kernels.cm.kinds cimport x86_target, x86_trackers
+from seqzip._kernels.cm.selectors cimport SEL_X86
 from seqzip._kernels.cm.match cimport index_of
 from seqzip._kernels.cm.tables cimport StateMap, sm_learn, sm_stretch
 from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XH_RPRED, XH_RSTART, XH_T0, XS_LEFT, XS_OP,
@@ -153,4 +154,14 @@ cdef inline int xp_build(Component* c, const Cursor* at, object spec, object arg
         m.sm.p[i] = 1073741824U if i & 1 == 0 else 3221225472U
     for i in range(XP_SOURCES):
         m.predicted[i] = -1
+    return 0
+
+
+cdef inline int xp_context_init(Context* c, spec) except -1:
+    """The x86 decoder on the context state when ``spec``'s contexts (code bits 6-9, 13-16),
+    its weight sets (x86) or the predicted bytes (``x86_pred``) read it, and its instruction
+    history and relocation sites when bits 13-17 do."""
+    x86 = x86_trackers(spec.contexts, getattr(spec, "x86_pred", False))
+    if ctx_x86_init(c, x86[0] or SEL_X86 in spec.selectors, x86[1]):
+        raise MemoryError()
     return 0
