@@ -217,7 +217,11 @@ cdef enum:  # the instruction history (Context.x86h, code bits 13-16: kinds.x86h
     XH_RSTART = 9  # where the last relocation entry predicted began (0: none)
     XH_RPRED = 10  # ... its r_offset predicted (all ones: none) ...
     XH_RKIND = 11  # ... and the kind of the site that predicts it (XK_*)
-    XH_N = 12
+    XH_SCORE = 12  # per immediate kind (4 bits each at 4 x kind): the times its site was
+                   # passed over, less those it came true, 0-15 (from SKIP_SCORE on, its
+                   # sites are skipped; the other kinds' never are: out-of-order entries pass
+                   # them over too)
+    XH_N = 13
 
 
 cdef enum:  # the kinds of the sites of relocations (zero offsets and displacements)
@@ -225,7 +229,10 @@ cdef enum:  # the kinds of the sites of relocations (zero offsets and displaceme
     XK_JMP = 2     # E9 rel32
     XK_JCC = 3     # 0F 80-8F rel32
     XK_RIP = 4     # a RIP-relative displacement: 4 + (8B: 1, 8D: 2, 89: 3, other maps: 4)
+    XK_IMM = 9     # a zero imm32 (code without PIC): 9 + (B8-BF: 0, C7: 1, 68: 2)
+    XK_IMM64 = 12  # a zero imm64 (REX.W B8-BF)
     SITE_SCAN = 4096  # how far past an r_offset the next site is looked for
+    SKIP_SCORE = 3
 
 
 cdef inline bint x86_rel_jump(uint64_t op) noexcept nogil:
@@ -270,15 +277,24 @@ cdef inline void x86_track(uint64_t* h, const uint64_t* s, uint64_t op, uint64_t
     x86_target_seen(h, t)
 
 
+cdef inline void x86_score(uint64_t* h, uint64_t kind, bint passed) noexcept nogil:
+    """A predicted site of ``kind`` was passed over (``passed``) or came true."""
+    cdef int shift = 4 * <int>(kind & 15)
+    cdef uint64_t n = (h[XH_SCORE] >> shift) & 15
+    n = min(n + 1, <uint64_t>15) if passed else (n - 1 if n else 0)
+    h[XH_SCORE] = (h[XH_SCORE] & ~(<uint64_t>15 << shift)) | (n << shift)
+
+
 cdef inline void x86_sites(uint64_t* h, const uint64_t* s, uint64_t stage, uint64_t op,
                            uint64_t pos, int b, uint64_t c8, uint8_t* sites,
                            const uint8_t* history, uint64_t mask) noexcept nogil:
     """After ``x86_track`` (``stage`` and ``op`` the decoder's before ``b``, ``c8`` the last
     8 bytes with ``b``): the sites of relocations (``sites``, a kind per history byte: an
-    E8/E9/0F 8x rel32 or a RIP-relative displacement that is zero) and the relocation entries
+    E8/E9/0F 8x rel32, a RIP-relative displacement or an immediate that is zero) and the relocation entries
     (Elf64_Rela, 24 bytes: r_offset, r_info, r_addend) whose r_offset, relative to .text (64
     bytes past the last ELF header), names a site: the next entry's r_offset is then
-    predicted as the next site's."""
+    predicted as the next site's (of a kind not passed over more often than it came true:
+    zero immediates are sites in code without PIC, rarely in code with it)."""
     cdef uint64_t q = 0, v = 0, base, opx = op & 0xFFF
     cdef uint8_t kind = 0
     cdef int i
@@ -292,7 +308,12 @@ cdef inline void x86_sites(uint64_t* h, const uint64_t* s, uint64_t stage, uint6
             q = h[XH_DISP]
             kind = XK_RIP + (1 if opx == 0x8B else 2 if opx == 0x8D else 3 if opx == 0x89 else
                              4 if opx > 0xFF else 0)
-        if kind and (c8 >> (8 * (pos - q - 4))) & 0xFFFFFFFFULL == 0:
+        elif (0xB8 <= opx <= 0xBF or opx == 0xC7 or opx == 0x68) and not op & 0x1000:
+            q, kind = pos - 4, XK_IMM + (1 if opx == 0xC7 else 2 if opx == 0x68 else 0)
+            if opx <= 0xBF and op & 0x8000:
+                q, kind = pos - 8, XK_IMM64
+        if kind and (c8 >> (8 * (pos - q - 4))) & 0xFFFFFFFFULL == 0 and \
+                (kind != XK_IMM64 or c8 == 0):
             sites[q & mask] = kind
         h[XH_DISP] = 0
     if c8 & 0xFFFFFFFFULL == 0x7F454C46:  # "\x7fELF"
@@ -304,8 +325,13 @@ cdef inline void x86_sites(uint64_t* h, const uint64_t* s, uint64_t stage, uint6
         v |= <uint64_t>history[(pos - 24 + <uint64_t>i) & mask] << (8 * i)
     if v >= pos - 24 - base or v >> 32 or sites[(base + v) & mask] == 0:
         return
+    if h[XH_RSTART] == pos - 24 and h[XH_RPRED] != <uint64_t>-1 and v != h[XH_RPRED]:
+        x86_score(h, h[XH_RKIND], v > h[XH_RPRED])  # its predicted site passed over
+    elif h[XH_RSTART] == pos - 24 and v == h[XH_RPRED]:
+        x86_score(h, h[XH_RKIND], False)
     h[XH_RSTART], h[XH_RPRED], h[XH_RKIND] = pos, <uint64_t>-1, 0
     for q in range(base + v + 1, min(base + v + SITE_SCAN, pos - 24)):
-        if sites[q & mask]:
-            h[XH_RPRED], h[XH_RKIND] = q - base, sites[q & mask]
+        kind = sites[q & mask]
+        if kind and (kind < XK_IMM or (h[XH_SCORE] >> (4 * (kind & 15))) & 15 < SKIP_SCORE):
+            h[XH_RPRED], h[XH_RKIND] = q - base, kind
             break
