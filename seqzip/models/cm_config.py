@@ -133,7 +133,14 @@ class CMConfig:
     # instruction's bytes (kinds.x86_hash; 960, all four, at level 6 on binary data (34): a
     # 128 KB x86-64 object's code -5.1%, -6.7% with the x86 weight set for c12n; the whole
     # 381 KB object -3.4%); (10-12) 32-bit big-endian RISC words' opcode fields
-    # (kinds.risc_hash; 7168: sum -0.7%, -1.1% with code32 for c12n and rows=0)
+    # (kinds.risc_hash; 7168: sum -0.7%, -1.1% with code32 for c12n and rows=0); (13-16) x86
+    # by the instruction history (kinds.x86h_hash, x86.pxd's XH_*): (13, 16) a relative jump's
+    # offset by the third and fourth, the last two jump targets; (14) Elf64_Rela entries by
+    # the r_offset the relocation sites predict (zero rel32 operands, RIP-relative
+    # displacements and immediates seen in .text: x86_sites); (15) the previous three opcodes
+    # and ModRMs; (17, not a context: CMSpec.x86_pred) the bytes those predict as inputs in
+    # the way of a match model (xpred.pxd).  Measured (session 14, preset 112 + 245760, bits
+    # 14-17): four x86-64 objects -5.6% by log-loss (.rela.text -50 to -60%, .text -3 to -4%)
     mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
     # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
     # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
