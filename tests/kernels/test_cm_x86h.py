@@ -102,6 +102,19 @@ def test_relocation_context_follows_the_sites():
     assert h(obj[:rela + 24], 14) != h(obj[:rela + 24], 15)
 
 
+def test_zero_immediates_are_sites():
+    # code without PIC: mov $sym, %esi (BE imm32) and movabs $sym, %rax (48 B8 imm64) are
+    # relocated; an entry naming such a site predicts the next (the call's)
+    head = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HH", 1, 62) + bytes(44)
+    text = b"\xbe" + bytes(4) + b"\x48\xb8" + bytes(8) + b"\xe8" + bytes(4) + b"\xc3" * 5
+
+    def context(first: int) -> int:  # at the second entry's first byte
+        return h(head + text + struct.pack("<QQq", first, 10 | (5 << 32), 0), 14)
+
+    assert context(1) != context(2) and context(7) != context(8)
+    assert context(1) != context(7)  # the next sites differ: 7, 16
+
+
 @pytest.mark.parametrize("code", [0x3C0 | (1 << 14), 0x3C0 | 0x1E000 | PRED, PRED])
 def test_round_trips_and_determinism(code):
     rng = random.Random(code)
