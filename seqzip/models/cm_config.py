@@ -420,11 +420,13 @@ class CMConfig:
             ((16 << B) * (self.net_sel >> 1 & 1) + 16 * 256 * 8 * (self.net_sel >> 2 & 1)) * 66 + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
-            (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6
+            (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6 + \
+            (self.code >> 13 > 0) * ((1 << self.history_bits) + 4096)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
         # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);
-        # the last mix (post.pxd)
+        # the last mix (post.pxd); code bits 13-17: the x86 relocation sites (a byte per history
+        # byte) and the predicted bytes' maps (xpred.pxd)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

@@ -131,6 +131,15 @@ def test_round_trips_and_determinism(code):
     assert outs[0] == outs[1] and seqzip.decompress(outs[0]) == obj
 
 
+def test_memory_is_bounded():
+    config = CMConfig(orders="2,3", table_bits=14, history_bits=16, code=0x3C0 | 0x3E000)
+    k = cm.CMKernel(config.spec, bytes(range(256)))
+    plain = cm.CMKernel(CMConfig(orders="2,3", table_bits=14, history_bits=16,
+                                 code=0x3C0).spec, bytes(range(256)))
+    assert k.memory_allocated() >= plain.memory_allocated() + (1 << 16)  # the sites
+    assert k.memory_allocated() <= config.memory_bytes(256)
+
+
 def test_state_round_trips():
     obj = synthetic_object(40)
     k = kernel(code=0x3C0 | 0x1E000 | PRED)

@@ -539,10 +539,10 @@ cdef class CMKernel(Kernel):
     def memory_allocated(self):
         """Bytes of the tables it allocated (not the experts' nor the network's): the sum."""
         cdef int i
-        cdef uint64_t total = (self.ctx.history_mask + 1) + apm_memory(&self.apm) + \
-            gate_memory(&self.gate) + sse_memory(&self.sse) + post_memory(&self.post) + \
-            (4 * B2_WORDS if self.ctx.bin2 != NULL else 0) + \
-            ns_memory(&self.ns)
+        cdef uint64_t total = (self.ctx.history_mask + 1) * (1 + (self.ctx.x86sites != NULL)) + \
+            apm_memory(&self.apm) + gate_memory(&self.gate) + sse_memory(&self.sse) + \
+            post_memory(&self.post) + (4 * B2_WORDS if self.ctx.bin2 != NULL else 0) + \
+            ns_memory(&self.ns)  # the history (and the x86 relocation sites: a byte each)
         for i in range(self.n_bank):
             total += self.bank[i].memory(self.bank[i].state)
         for i in range(self.n_sets):

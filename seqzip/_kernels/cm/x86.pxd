@@ -290,11 +290,11 @@ cdef inline void x86_sites(uint64_t* h, const uint64_t* s, uint64_t stage, uint6
                            const uint8_t* history, uint64_t mask) noexcept nogil:
     """After ``x86_track`` (``stage`` and ``op`` the decoder's before ``b``, ``c8`` the last
     8 bytes with ``b``): the sites of relocations (``sites``, a kind per history byte: an
-    E8/E9/0F 8x rel32, a RIP-relative displacement or an immediate that is zero) and the relocation entries
-    (Elf64_Rela, 24 bytes: r_offset, r_info, r_addend) whose r_offset, relative to .text (64
-    bytes past the last ELF header), names a site: the next entry's r_offset is then
-    predicted as the next site's (of a kind not passed over more often than it came true:
-    zero immediates are sites in code without PIC, rarely in code with it)."""
+    E8/E9/0F 8x rel32, a RIP-relative displacement or an immediate that is zero) and the
+    relocation entries (Elf64_Rela, 24 bytes: r_offset, r_info, r_addend) whose r_offset,
+    relative to .text (64 bytes past the last ELF header), names a site: the next entry's
+    r_offset is then predicted as the next site's (of a kind not passed over more often than
+    it came true: zero immediates are sites in code without PIC, rarely in code with it)."""
     cdef uint64_t q = 0, v = 0, base, opx = op & 0xFFF
     cdef uint8_t kind = 0
     cdef int i
@@ -332,6 +332,7 @@ cdef inline void x86_sites(uint64_t* h, const uint64_t* s, uint64_t stage, uint6
     h[XH_RSTART], h[XH_RPRED], h[XH_RKIND] = pos, <uint64_t>-1, 0
     for q in range(base + v + 1, min(base + v + SITE_SCAN, pos - 24)):
         kind = sites[q & mask]
-        if kind and (kind < XK_IMM or (h[XH_SCORE] >> (4 * (kind & 15))) & 15 < SKIP_SCORE):
+        if kind and (kind < XK_IMM or
+                     (h[XH_SCORE] >> (4 * (kind & 15))) & 15 < SKIP_SCORE):
             h[XH_RPRED], h[XH_RKIND] = q - base, kind
             break
