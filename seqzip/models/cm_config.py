@@ -21,6 +21,7 @@ MAX_ORDER = 32
 WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
 SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
 FIT_MIN_BITS, FIT_EXTRA_BITS = 16, 7  # ``fit``: the table's slots for a known length
+X86_PRED_BIT, X86_PRED_INPUTS = 17, 5  # code's bit of the x86 predicted bytes (not a context)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class CMSpec:
     post_mode: int = 0  # the last mix's structure, a bit mask (post.pxd)
     net_sel: int = 0  # the network's prediction as context, a bit mask (netsel.pxd)
     cx_inputs: int = 0  # more inputs per hashed context, a bit mask (cxinputs.pxd)
+    x86_pred: bool = False  # code bit 17: the x86 predicted bytes' inputs (xpred.pxd)
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,14 @@ class CMConfig:
     # instruction's bytes (kinds.x86_hash; 960, all four, at level 6 on binary data (34): a
     # 128 KB x86-64 object's code -5.1%, -6.7% with the x86 weight set for c12n; the whole
     # 381 KB object -3.4%); (10-12) 32-bit big-endian RISC words' opcode fields
-    # (kinds.risc_hash; 7168: sum -0.7%, -1.1% with code32 for c12n and rows=0)
+    # (kinds.risc_hash; 7168: sum -0.7%, -1.1% with code32 for c12n and rows=0); (13-16) x86
+    # by the instruction history (kinds.x86h_hash, x86.pxd's XH_*): (13, 16) a relative jump's
+    # offset by the third and fourth, the last two jump targets; (14) Elf64_Rela entries by
+    # the r_offset the relocation sites predict (zero rel32 operands, RIP-relative
+    # displacements and immediates seen in .text: x86_sites); (15) the previous three opcodes
+    # and ModRMs; (17, not a context: CMSpec.x86_pred) the bytes those predict as inputs in
+    # the way of a match model (xpred.pxd).  Measured (session 14, preset 112 + 245760, bits
+    # 14-17): four x86-64 objects -5.6% by log-loss (.rela.text -50 to -60%, .text -3 to -4%)
     mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
     # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
     # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
@@ -301,7 +310,7 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(10) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(13) if self.code >> j & 1) + \
+            tuple((KINDS["code"], j) for j in range(X86_PRED_BIT) if self.code >> j & 1) + \
             tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1) + \
             tuple((KINDS["words2"], j) for j in range(16) if self.words2 >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
@@ -313,7 +322,8 @@ class CMConfig:
             LIMITS["float_maps"] * bin(self.floats).count("1") + \
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
             (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0) + \
-            len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1)
+            len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1) + \
+            X86_PRED_INPUTS * (self.code >> X86_PRED_BIT & 1)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -329,7 +339,8 @@ class CMConfig:
                       samples=bool(self.samples), mix_init=self.mix_init,
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
                       post=self.post, post_mode=self.post_mode, floats=self.floats,
-                      net_sel=self.net_sel, cx_inputs=self.cx_inputs)
+                      net_sel=self.net_sel, cx_inputs=self.cx_inputs,
+                      x86_pred=bool(self.code >> X86_PRED_BIT & 1))
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -435,11 +446,13 @@ class CMConfig:
             ((16 << B) * (self.net_sel >> 1 & 1) + 16 * 256 * 8 * (self.net_sel >> 2 & 1)) * 66 + \
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
-            (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6
+            (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6 + \
+            (self.code >> 13 > 0) * ((1 << self.history_bits) + 4096)
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
         # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);
-        # the last mix (post.pxd)
+        # the last mix (post.pxd); code bits 13-17: the x86 relocation sites (a byte per history
+        # byte) and the predicted bytes' maps (xpred.pxd)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

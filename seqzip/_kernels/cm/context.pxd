@@ -14,7 +14,8 @@ from libc.string cimport memset
 from seqzip._kernels.cm.bin2 cimport B2_WORDS, b2_update
 from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport BIG_HUGE, big_calloc, hash2
-from seqzip._kernels.cm.x86 cimport X86_N, x86_update
+from seqzip._kernels.cm.x86 cimport (X86_N, XG_N, XH_BASE, XH_N, XS_DATA, XS_MODRM, XS_OP,
+                                     XS_STAGE, x86_end, x86_sites, x86_track, x86_update)
 
 
 cdef enum:
@@ -117,6 +118,9 @@ cdef struct Context:
                                  # row length, the distance to the row above, the cell, spare
     bint x86                     # x86 code contexts: decode instructions (x86.pxd)
     uint64_t x86s[X86_N]         # ... the decoder's state (XS_*)
+    bint x86hist                 # code bits 13-16: the instruction history (XH_*) too
+    uint64_t x86h[XH_N]
+    uint8_t* x86sites            # ... and the relocation sites, a byte per history byte
     uint32_t* bin2               # indirect2: its histories and distances (bin2.pxd; NULL: off)
 
 
@@ -158,7 +162,8 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     c.period_len[0] = 0
     c.text = text
     c.text_state[0] = c.text_state[1] = 0
-    c.x86 = False
+    c.x86 = c.x86hist = False
+    c.x86sites = NULL
     c.words2 = False
     return -1 if c.history == NULL or ctx_rows_init(c, rows) < 0 else 0
 
@@ -167,6 +172,7 @@ cdef inline void ctx_free(Context* c) noexcept nogil:
     free(c.history)
     free(c.rows)
     free(c.bin2)
+    free(c.x86sites)
 
 
 cdef inline int ctx_bin2_init(Context* c, bint on) noexcept nogil:
@@ -258,10 +264,19 @@ cdef inline void ctx_markup_init(Context* c, bint markup) noexcept nogil:
     c.mk[MK_LINE] = <uint64_t>1 << 16
 
 
-cdef inline void ctx_x86_init(Context* c, bint x86) noexcept nogil:
-    """With x86 code contexts (after ``ctx_init``): the decoder on, before an opcode."""
+cdef inline int ctx_x86_init(Context* c, bint x86, bint hist=False) noexcept nogil:
+    """With x86 code contexts (after ``ctx_init``): the decoder on, before an opcode (and with
+    ``hist`` its instruction history and relocation sites, x86.pxd's XH_*); -1 when out of
+    memory."""
     c.x86 = x86
+    c.x86hist = hist and x86
     memset(c.x86s, 0, sizeof(c.x86s))
+    memset(c.x86h, 0, sizeof(c.x86h))
+    if c.x86hist:
+        c.x86sites = <uint8_t*>calloc(c.history_mask + 1, 1)
+        if c.x86sites == NULL:
+            return -1
+    return 0
 cdef inline void ctx_words2_init(Context* c, bint on) noexcept nogil:
     """With kind words2's contexts (after ``ctx_init``): its trackers on, zeroed."""
     c.words2 = on
@@ -559,7 +574,7 @@ cdef inline void ctx_vote_row(Context* c) noexcept nogil:
 cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     """After symbol x (byte b): every tracker, once."""
     cdef uint8_t folded
-    cdef uint64_t here = c.pos, d
+    cdef uint64_t here = c.pos, d, xo, xm, xd, xs
     if c.bin2 != NULL:
         b2_update(c.bin2, c.c8, here, b)
     c.follow1[c.c8 & 0xFF] = <uint16_t>((c.follow1[c.c8 & 0xFF] << 8) | b)
@@ -594,7 +609,14 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
     if c.markup:
         ctx_markup(c, b)
     if c.x86:
+        xo, xm, xd, xs = c.x86s[XS_OP], c.x86s[XS_MODRM], c.x86s[XS_DATA], c.x86s[XS_STAGE]
         x86_update(c.x86s, b)
+        if c.x86hist:
+            x86_track(c.x86h, c.x86s, xo, xm, xd, c.pos, b)
+            x86_sites(c.x86h, c.x86s, xs % XG_N, xo, c.pos, b, c.c8, c.x86sites, c.history,
+                      c.history_mask)
+            if c.pos == c.x86h[XH_BASE]:  # .text begins with an instruction
+                x86_end(c.x86s)
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
@@ -653,6 +675,9 @@ cdef inline list ctx_fields(Context* c):
         out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
     if c.x86:
         out.append(("x86", F_BYTES, <size_t>&c.x86s[0], sizeof(c.x86s), True))
+    if c.x86hist:
+        out += [("x86h", F_BYTES, <size_t>&c.x86h[0], sizeof(c.x86h), True),
+                ("x86sites", F_BYTES, <size_t>c.x86sites, c.history_mask + 1, True)]
     if c.words2:
         out.append(("words2", F_BYTES, <size_t>&c.w2[0], sizeof(c.w2), True))
     if c.rows != NULL:

@@ -58,8 +58,7 @@ from seqzip._kernels.cm.component cimport (MAX_COMPONENTS, WALK_BEGIN, WALK_END,
 from seqzip._kernels.cm.bin2 cimport B2_WORDS
 from seqzip._kernels.cm.context cimport (RECORD_MAX, ROW_WORDS, Context, ctx_bin2_init,
                                          ctx_fields, ctx_free, ctx_init, ctx_markup_init,
-                                         ctx_record_length, ctx_update, ctx_words2_init,
-                                         ctx_x86_init)
+                                         ctx_record_length, ctx_update, ctx_words2_init)
 from seqzip._kernels.cm.experts cimport MAX_SYMBOL_EXPERTS, SymbolExperts, se_build
 from seqzip._kernels.cm.netsel cimport (ns_bit, ns_fields, ns_free, ns_init, ns_learn, ns_memory,
                                         ns_refine, ns_rows)
@@ -68,6 +67,7 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.cxinputs cimport ci_build, ci_init_weights
+from seqzip._kernels.cm.xpred cimport xp_build, xp_context_init
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
                                        K_MARKUP, K_NUMERIC, K_ORDER, K_RECORD, K_ROWS, K_SPARSE,
@@ -81,7 +81,7 @@ from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimi
                                        mixer_fetch, mixer_free, mixer_init, mixer_memory,
                                        mixer_predict, mixer_predict_sets, mixer_train, mixer_train_sets,
                                        optimiser_tick)
-from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET, SEL_X86,
+from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
                                            SEL_WORDS2, SEL_NETP, SEL_NETTOP, selector_ids,
                                            selector_rows, selector_rows_of)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
@@ -204,8 +204,7 @@ cdef class CMKernel(Kernel):
         if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
             raise MemoryError()
         ctx_markup_init(&self.ctx, K_MARKUP in kinds)
-        ctx_x86_init(&self.ctx, any(k == K_CODE and 6 <= j <= 9 for k, j in spec.contexts) or
-                     SEL_X86 in spec.selectors)
+        xp_context_init(&self.ctx, spec)  # the x86 decoder, its history (xpred.pxd)
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE
@@ -262,6 +261,8 @@ cdef class CMKernel(Kernel):
             self._add(runs_build, spec, <size_t>self.cx)
         if getattr(spec, "cx_inputs", 0):  # more inputs per hashed context (cxinputs.pxd)
             self._add(ci_build, spec, <size_t>self.cx)
+        if getattr(spec, "x86_pred", 0):  # x86 predicted bytes (code bit 17, xpred.pxd)
+            self._add(xp_build, spec)
         self._add(se_build, spec, self.owned)
         return 0
 
@@ -538,10 +539,10 @@ cdef class CMKernel(Kernel):
     def memory_allocated(self):
         """Bytes of the tables it allocated (not the experts' nor the network's): the sum."""
         cdef int i
-        cdef uint64_t total = (self.ctx.history_mask + 1) + apm_memory(&self.apm) + \
-            gate_memory(&self.gate) + sse_memory(&self.sse) + post_memory(&self.post) + \
-            (4 * B2_WORDS if self.ctx.bin2 != NULL else 0) + \
-            ns_memory(&self.ns)
+        cdef uint64_t total = (self.ctx.history_mask + 1) * (1 + (self.ctx.x86sites != NULL)) + \
+            apm_memory(&self.apm) + gate_memory(&self.gate) + sse_memory(&self.sse) + \
+            post_memory(&self.post) + (4 * B2_WORDS if self.ctx.bin2 != NULL else 0) + \
+            ns_memory(&self.ns)  # the history (and the x86 relocation sites: a byte each)
         for i in range(self.n_bank):
             total += self.bank[i].memory(self.bank[i].state)
         for i in range(self.n_sets):

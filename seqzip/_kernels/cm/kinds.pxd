@@ -17,8 +17,9 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLA
                                          ctx_row_length)
 from seqzip._kernels.cm.bin2 cimport b2_indirect_hash, b2_sparse_hash
 from seqzip._kernels.cm.tables cimport hash2
-from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
-                                     XS_PREV, XS_STAGE, XS_INDEX, XS_LAST)
+from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_BASE, XH_OPM, XH_RKIND, XH_RPRED,
+                                     XH_RSTART, XH_T0, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
+                                     XS_PREV, XS_STAGE, XS_INDEX, XS_LAST, x86_rel_jump)
 
 ctypedef uint64_t (*kind_hash)(const Context* c, uint64_t tag, int j) noexcept nogil
 
@@ -313,6 +314,68 @@ cdef inline uint64_t x86_hash(const Context* c, uint64_t tag, int j) noexcept no
     return h
 
 
+cdef inline uint64_t x86_target(const Context* c, uint64_t t, int k, int n) noexcept nogil:
+    """The jump target ``t`` as the next byte of a relative jump's offset (its byte ``k`` of
+    ``n``, the instruction ending ``n - k`` bytes on): the byte it predicts, bit 8 set while
+    the offset's bytes so far agree with it (else 0)."""
+    cdef uint64_t d = t - (c.pos + <uint64_t>(n - k)), sofar = 0
+    cdef int i
+    for i in range(k):
+        sofar |= ((c.x86s[XS_DATA] >> (8 * (k - 1 - i))) & 0xFF) << (8 * i)
+    if k and (d & ((<uint64_t>1 << (8 * k)) - 1)) != sofar:
+        return 0
+    return 0x100 | ((d >> (8 * k)) & 0xFF)
+
+
+cdef inline uint64_t x86_reloc(const Context* c, uint64_t tag, uint64_t state) noexcept nogil:
+    """Code bit 14: in a relocation entry whose r_offset the relocation sites predict (x86.pxd,
+    ``x86_sites``), the entry's byte k (0-23) with, in r_offset, the byte predicted while the
+    bytes so far agree, after it whether it came true, the site's kind, the last byte and the
+    3 bytes before the site (its instruction's opcode and ModRM: the symbol); else the state."""
+    cdef const uint64_t* x = c.x86h
+    cdef uint64_t k = c.pos - x[XH_RSTART], pred = x[XH_RPRED], sofar = 0
+    cdef uint64_t i, n, site, before = 0
+    if x[XH_RSTART] == 0 or k >= 24 or pred == <uint64_t>-1:
+        return hash2(tag, state)
+    n = k if k < 8 else 8
+    for i in range(n):
+        sofar |= ctx_back(c, k - i) << (8 * i)
+    if k < 8:
+        pred = 0x100 | ((pred >> (8 * k)) & 0xFF) if sofar == pred & (
+            (<uint64_t>1 << (8 * k)) - 1) else 0
+        return hash2(tag, (k << 32) | (pred << 8) | x[XH_RKIND])
+    site = x[XH_BASE] + sofar  # the 3 bytes before the site (its instruction's opcode)
+    if sofar < c.pos - x[XH_BASE] and c.pos - site < c.history_mask:
+        before = (ctx_back(c, c.pos - site + 1) << 16) | (ctx_back(c, c.pos - site + 2) << 8) | \
+            ctx_back(c, c.pos - site + 3) | 0x1000000
+    return hash2(tag, (k << 32) | (<uint64_t>(sofar == pred) << 24) | ((c.c8 & 0xFF) << 8) |
+                 x[XH_RKIND] | (before << 40))
+
+
+cdef inline uint64_t x86h_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
+    """x86 code by the instruction history (x86.pxd's XH_*) and the decoder's state: (13) in a
+    relative jump's offset, the bytes the third and fourth last jump targets predict, else the
+    state; (14) relocation entries (``x86_reloc``); (15) the previous three instructions'
+    opcodes and ModRMs and this one's ModRM; (16) as 13 with the last two jump targets."""
+    cdef const uint64_t* s = c.x86s
+    cdef const uint64_t* x = c.x86h
+    cdef uint64_t stage = s[XS_STAGE] % XG_N, op = s[XS_OP] & 0xFFFF
+    cdef uint64_t state = stage | (op << 4) | ((s[XS_LEFT] & 15) << 20)
+    cdef int n, k, t = XH_T0 if j == 16 else XH_T0 + 2
+    if j == 14:
+        return x86_reloc(c, tag, state)
+    if j == 15:
+        return hash2(hash2(tag, state | ((s[XS_MODRM] & 0x1FF) << 24)), x[XH_OPM])
+    if stage != XG_DATA or not x86_rel_jump(op & 0xFFF) or not 1 <= (s[XS_LEFT] & 15) <= 4:
+        return hash2(tag, state)
+    n = 1 if (op & 0xFFF) == 0xEB or (op & 0xFFF) < 0x80 else 4
+    k = n - <int>(s[XS_LEFT] & 15)
+    if k < 0:
+        return hash2(tag, state)
+    return hash2(tag, state | (x86_target(c, x[t], k, n) << 24) |
+                 (x86_target(c, x[t + 1], k, n) << 33) | (<uint64_t>k << 42))
+
+
 cdef inline uint64_t risc_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
     """Fixed-width 32-bit big-endian instructions (SPARC, MIPS, PowerPC): the lane (pos mod
     4) and the word's bytes so far, with (10) the previous word's top 19 bits (SPARC's op,
@@ -339,9 +402,12 @@ cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept n
     words back) and the previous word.  j = 5: x86, the position in the 32-bit operand of a
     CALL/JMP rel32 (E8, E9) or a near Jcc (0F 8x) within the last four bytes and the operand's
     bytes so far (0: none, then the last byte).  j = 6-9: x86 with the light decoder's state
-    (x86.pxd, ``x86_hash``); j = 10-12: 32-bit big-endian RISC words (``risc_hash``)."""
+    (x86.pxd, ``x86_hash``); j = 10-12: 32-bit big-endian RISC words (``risc_hash``); j =
+    13-16: x86 with the instruction history (``x86h_hash``)."""
     cdef int k = <int>(c.pos & 1), i, n
     cdef uint64_t h, w
+    if j >= 13:
+        return x86h_hash(c, tag, j)
     if j >= 10:
         return risc_hash(c, tag, j)
     if j >= 6:
@@ -521,3 +587,15 @@ cdef inline kind_hash kind_function(int kind) noexcept nogil:
 
 cdef inline uint64_t kind_tag(int kind, int j) noexcept nogil:
     return <uint64_t>(kind * 64 + j + 1) << 48
+
+
+cdef inline tuple x86_trackers(contexts, bint predicted=False):
+    """Whether the contexts ((kind, j) pairs) need the x86 decoder (code 6-9, 13-16) and its
+    instruction history (13-16, and the predicted bytes' inputs: ``predicted``, code bit 17):
+    ``ctx_x86_init``'s flags."""
+    cdef bint decoder = predicted, history = predicted
+    for kind, j in contexts:
+        if kind == K_CODE and (6 <= j <= 9 or j >= 13):
+            decoder = True
+            history = history or j >= 13
+    return decoder, history

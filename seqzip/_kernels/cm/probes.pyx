@@ -12,7 +12,8 @@ from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport (Context, ctx_bin2_init, ctx_free, ctx_init,
                                          ctx_markup_init, ctx_row_length, ctx_update,
                                          ctx_words2_init, ctx_x86_init)
-from seqzip._kernels.cm.kinds cimport K_CODE, N_KINDS, kind_function, kind_hash, kind_tag
+from seqzip._kernels.cm.kinds cimport (K_CODE, N_KINDS, kind_function, kind_hash, kind_tag,
+                                       x86_trackers)
 from seqzip._kernels.cm.mixer cimport (MIX_MAX_SETS, Mixer, Optimiser, mixer_predict,
                                        mixer_predict_sets, mixer_train, mixer_train_sets)
 from seqzip._kernels.cm.experts cimport SymbolExperts, se_find_top, se_init, se_top_input
@@ -135,7 +136,8 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
     cdef Context* c = _fresh_context(records, periods, text, rows)
     cdef kind_hash f
     ctx_markup_init(c, markup)
-    ctx_x86_init(c, any(kind == K_CODE and 6 <= j <= 9 for kind, j in contexts))
+    x86 = x86_trackers(contexts)
+    ctx_x86_init(c, x86[0], x86[1])
     ctx_words2_init(c, words2)
     if ctx_bin2_init(c, bin2):
         ctx_free(c)

@@ -8,7 +8,7 @@
 # segment overrides, 0F, 0F 38, 0F 3A, VEX C4/C5, ModRM and SIB with their displacements,
 # immediates of 1, 2, 4 or 8 bytes).  On data that is not code it goes wrong and resyncs;
 # any state (a model file's) is a valid one: every word is masked where it is read.
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 
 
 cdef enum:  # the words of the state (Context.x86)
@@ -202,3 +202,137 @@ cdef inline void x86_update(uint64_t* s, int b) noexcept nogil:
             s[XS_LEFT] -= 1
         else:
             x86_end(s)
+
+
+cdef enum:  # the instruction history (Context.x86h, code bits 13-16: kinds.x86h_hash)
+    XH_CUR = 0     # a hash of the instruction's bytes so far (prefixes included)
+    XH_PREV1 = 1   # ... of the previous instruction's bytes, whole
+    XH_OPM = 2     # the previous three instructions' opcode (12 bits) and ModRM (9 bits; 0
+                   # when the ModRM is the last byte: measured better than the ModRM there,
+                   # 0.1% on four objects), 21 bits each, the newest lowest
+    XH_T0 = 3      # the last four distinct targets of relative jumps (E9, EB, 70-7F, 0F 80-8F:
+    XH_T3 = 6      # the position after the jump plus its offset), the newest first (3-6)
+    XH_DISP = 7    # where this instruction's RIP-relative displacement starts (0: none)
+    XH_BASE = 8    # the position of .text in the last ELF header seen (its start + 64)
+    XH_RSTART = 9  # where the last relocation entry predicted began (0: none)
+    XH_RPRED = 10  # ... its r_offset predicted (all ones: none) ...
+    XH_RKIND = 11  # ... and the kind of the site that predicts it (XK_*)
+    XH_SCORE = 12  # per immediate kind (4 bits each at 4 x kind): the times its site was
+                   # passed over, less those it came true, 0-15 (from SKIP_SCORE on, its
+                   # sites are skipped; the other kinds' never are: out-of-order entries pass
+                   # them over too)
+    XH_N = 13
+
+
+cdef enum:  # the kinds of the sites of relocations (zero offsets and displacements)
+    XK_CALL = 1    # E8 rel32
+    XK_JMP = 2     # E9 rel32
+    XK_JCC = 3     # 0F 80-8F rel32
+    XK_RIP = 4     # a RIP-relative displacement: 4 + (8B: 1, 8D: 2, 89: 3, other maps: 4)
+    XK_IMM = 9     # a zero imm32 (code without PIC): 9 + (B8-BF: 0, C7: 1, 68: 2)
+    XK_IMM64 = 12  # a zero imm64 (REX.W B8-BF)
+    SITE_SCAN = 4096  # how far past an r_offset the next site is looked for
+    SKIP_SCORE = 3
+
+
+cdef inline bint x86_rel_jump(uint64_t op) noexcept nogil:
+    """Whether the opcode ``op`` (map << 8 | byte) is a relative jump (not a call: in an
+    object file a call's offset is its relocation's)."""
+    return op == 0xE9 or op == 0xEB or 0x70 <= op <= 0x7F or 0x180 <= op <= 0x18F
+
+
+cdef inline void x86_target_seen(uint64_t* h, uint64_t t) noexcept nogil:
+    """Jump target ``t`` moves to the front of XH_T0-T3."""
+    cdef int i = XH_T0
+    while i < XH_T3 and h[i] != t:
+        i += 1
+    while i > XH_T0:
+        h[i] = h[i - 1]
+        i -= 1
+    h[XH_T0] = t
+
+
+cdef inline void x86_track(uint64_t* h, const uint64_t* s, uint64_t op, uint64_t modrm,
+                           uint64_t data, uint64_t pos, int b) noexcept nogil:
+    """After ``x86_update(s, b)``: ``op``, ``modrm`` and ``data`` the decoder's words before
+    it (XS_OP, XS_MODRM, XS_DATA: so no ModRM when ``b`` is it), ``pos`` the position after
+    ``b``."""
+    cdef uint64_t v, t
+    h[XH_CUR] = (h[XH_CUR] + <uint64_t>b + 1) * 0x9E3779B97F4A7C15ULL
+    h[XH_CUR] ^= h[XH_CUR] >> 29
+    if s[XS_STAGE] % XG_N != XG_OP or s[XS_INDEX] != 0:
+        return
+    h[XH_PREV1] = h[XH_CUR]  # b ended an instruction
+    h[XH_CUR] = 0
+    h[XH_OPM] = ((h[XH_OPM] << 21) | (op & 0xFFF) | ((modrm & 0x1FF) << 12)) & \
+        0x7FFFFFFFFFFFFFFFULL
+    if not x86_rel_jump(op & 0xFFF):
+        return
+    v = ((data << 8) | <uint64_t>b) & 0xFFFFFFFFULL  # the offset's bytes, the last lowest
+    if (op & 0xFFF) == 0xEB or (op & 0xFFF) < 0x80:  # rel8
+        t = pos + <uint64_t>(<signed char>(v & 0xFF))
+    else:
+        t = pos + <uint64_t>(<int>(((v >> 24) & 0xFF) | ((v >> 8) & 0xFF00) |
+                                   ((v << 8) & 0xFF0000) | ((v & 0xFF) << 24)))
+    x86_target_seen(h, t)
+
+
+cdef inline void x86_score(uint64_t* h, uint64_t kind, bint passed) noexcept nogil:
+    """A predicted site of ``kind`` was passed over (``passed``) or came true."""
+    cdef int shift = 4 * <int>(kind & 15)
+    cdef uint64_t n = (h[XH_SCORE] >> shift) & 15
+    n = min(n + 1, <uint64_t>15) if passed else (n - 1 if n else 0)
+    h[XH_SCORE] = (h[XH_SCORE] & ~(<uint64_t>15 << shift)) | (n << shift)
+
+
+cdef inline void x86_sites(uint64_t* h, const uint64_t* s, uint64_t stage, uint64_t op,
+                           uint64_t pos, int b, uint64_t c8, uint8_t* sites,
+                           const uint8_t* history, uint64_t mask) noexcept nogil:
+    """After ``x86_track`` (``stage`` and ``op`` the decoder's before ``b``, ``c8`` the last
+    8 bytes with ``b``): the sites of relocations (``sites``, a kind per history byte: an
+    E8/E9/0F 8x rel32, a RIP-relative displacement or an immediate that is zero) and the
+    relocation entries (Elf64_Rela, 24 bytes: r_offset, r_info, r_addend) whose r_offset,
+    relative to .text (64 bytes past the last ELF header), names a site: the next entry's
+    r_offset is then predicted as the next site's (of a kind not passed over more often than
+    it came true: zero immediates are sites in code without PIC, rarely in code with it)."""
+    cdef uint64_t q = 0, v = 0, base, opx = op & 0xFFF
+    cdef uint8_t kind = 0
+    cdef int i
+    sites[(pos - 1) & mask] = 0
+    if stage == XG_MODRM and (b & 0xC7) == 5:
+        h[XH_DISP] = pos
+    if s[XS_STAGE] % XG_N == XG_OP and s[XS_INDEX] == 0:  # b ended an instruction
+        if (opx == 0xE8 or opx == 0xE9 or 0x180 <= opx <= 0x18F) and not op & 0x1000:
+            q, kind = pos - 4, (XK_CALL if opx == 0xE8 else XK_JMP if opx == 0xE9 else XK_JCC)
+        elif h[XH_DISP] and 4 <= pos - h[XH_DISP] <= 8:
+            q = h[XH_DISP]
+            kind = XK_RIP + (1 if opx == 0x8B else 2 if opx == 0x8D else 3 if opx == 0x89 else
+                             4 if opx > 0xFF else 0)
+        elif (0xB8 <= opx <= 0xBF or opx == 0xC7 or opx == 0x68) and not op & 0x1000:
+            q, kind = pos - 4, XK_IMM + (1 if opx == 0xC7 else 2 if opx == 0x68 else 0)
+            if opx <= 0xBF and op & 0x8000:
+                q, kind = pos - 8, XK_IMM64
+        if kind and (c8 >> (8 * (pos - q - 4))) & 0xFFFFFFFFULL == 0 and \
+                (kind != XK_IMM64 or c8 == 0):
+            sites[q & mask] = kind
+        h[XH_DISP] = 0
+    if c8 & 0xFFFFFFFFULL == 0x7F454C46:  # "\x7fELF"
+        h[XH_BASE] = pos + 60
+    base = h[XH_BASE]
+    if base == 0 or pos < base + 24 or (h[XH_RSTART] and pos - h[XH_RSTART] < 24):
+        return
+    for i in range(8):
+        v |= <uint64_t>history[(pos - 24 + <uint64_t>i) & mask] << (8 * i)
+    if v >= pos - 24 - base or v >> 32 or sites[(base + v) & mask] == 0:
+        return
+    if h[XH_RSTART] == pos - 24 and h[XH_RPRED] != <uint64_t>-1 and v != h[XH_RPRED]:
+        x86_score(h, h[XH_RKIND], v > h[XH_RPRED])  # its predicted site passed over
+    elif h[XH_RSTART] == pos - 24 and v == h[XH_RPRED]:
+        x86_score(h, h[XH_RKIND], False)
+    h[XH_RSTART], h[XH_RPRED], h[XH_RKIND] = pos, <uint64_t>-1, 0
+    for q in range(base + v + 1, min(base + v + SITE_SCAN, pos - 24)):
+        kind = sites[q & mask]
+        if kind and (kind < XK_IMM or
+                     (h[XH_SCORE] >> (4 * (kind & 15))) & 15 < SKIP_SCORE):
+            h[XH_RPRED], h[XH_RKIND] = q - base, kind
+            break
