@@ -293,6 +293,9 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 128): (72, "5d57b69ded6a4afa97e8099bafc747714340fe6be59b3049969c739a3f48a40f"),
     ("cm", 129): (68, "c67c552eab07bb097ca13a70506054c31c9f2ecdbb396fcd774b628abcb73007"),
     ("cm", 130): (68, "f3576f55426beee9c5e18e8ba5159c9b7276d317df34cb5321b934d373dcf166"),
+    # and the x86 variants of levels 6 and 9 with the relocation sites and predicted bytes
+    ("cm", 131): (72, "8d5e2dae7896d9fe3f6b8c4803b4cb747890fb8cd884455a07666a6fcad5c8aa"),
+    ("cm", 132): (72, "ef1dbd026f6fc9be323e3c88b4063ee252871c0291cf7c30c849d1e64a2747a1"),
 }
 
 
@@ -419,7 +422,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(111, 118)):
                "5f0c601556e3ba1f34c289ad48c166b9de5d65873f88f35ebc02b93eb7d68e65",
            tuple(range(121, 131)):
-               "041e4dc1702627fba71414441ab9692bce4584a07589f1e33692a0df47a8bd23"},
+               "041e4dc1702627fba71414441ab9692bce4584a07589f1e33692a0df47a8bd23",
+           (131, 132):
+               "90612d64e23e1ce1d8c2f6707174c31518c8a111268263b627632e511d8f499e"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
