@@ -45,7 +45,12 @@ cdef enum:  # markup contexts: the markup trackers, ``mk[]`` (uint64 words; ``ct
     MK_PROSE1 = 16   # the last word ended outside tags (the words of the text, not of tags)
     MK_PROSE2 = 17   # ... and the one before it
     MK_STRIPPED = 18  # the last 8 bytes outside tags (newest lowest)
-    MK_N = 19
+    MK_SINCE = 19    # the bytes since the last tag ended (in text; capped at 255)
+    MK_PVALUE = 20   # the hash of the last attribute value completed before this one
+    MK_ELPREV = 21   # where the text of the last element opened began the time before (0: none)
+    MK_ELPOS = 22    # where the text of the last element named n began: MK_ELPOS + (n >> 40 & 15),
+                     # with n's top 16 bits (bits 48-63)
+    MK_N = 38
     MK_DEPTH_MAX = 255
     MK_DEPTH_CHECK = 8   # a closing tag pops to its element if it is within this depth
 
@@ -389,6 +394,9 @@ cdef inline void mk_end_tag(Context* c) noexcept nogil:
     elif depth < MK_DEPTH_MAX:
         m[MK_STACK0 + (depth & (MK_STACK - 1))] = tag
         m[MK_DEPTH] = depth + 1
+        k = m[MK_ELPOS + ((tag >> 40) & 15)]  # the name's top 16 bits with the position
+        m[MK_ELPREV] = k & 0xFFFFFFFFFFFFULL if k >> 48 == tag >> 48 else 0
+        m[MK_ELPOS + ((tag >> 40) & 15)] = (tag >> 48) << 48 | (c.pos & 0xFFFFFFFFFFFFULL)
 
 
 cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
@@ -405,6 +413,10 @@ cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
     if mode == MM_TEXT and c.word_len == 0 and byte_class(<int>((c.c8 >> 8) & 0xFF)) == 0:
         m[MK_PROSE2] = m[MK_PROSE1]  # a word of the text ended
         m[MK_PROSE1] = c.word1
+    if mode != MM_TEXT:
+        m[MK_SINCE] = 0
+    elif m[MK_SINCE] < 255:
+        m[MK_SINCE] += 1
     if b == 59 and (c.c8 & 0xFFFFFFFFULL) == 0x266C743BULL:  # &lt; is '<'
         b = 60
     elif b == 59 and (c.c8 & 0xFFFFFFFFULL) == 0x2667743BULL:  # &gt; is '>'
@@ -465,6 +477,7 @@ cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
         if b == m[MK_FLAGS] >> 8 or m[MK_FLAGS] >> 8 == 0 and blank:
             m[MK_MODE] = MM_TAG
             m[MK_FLAGS] &= 0xFF
+            m[MK_PVALUE] = m[MK_VALUE]  # (MK_VALUE itself stays until the next tag)
         else:
             m[MK_VALUE] = hash2(m[MK_VALUE] + 0x22, b)
 
