@@ -150,8 +150,15 @@ def test_value_and_place_contexts():
     assert round_trip(data, markup=1023) == round_trip(data, markup=1023)
     k = kernel(markup=4096)
     feed(k, b"<id>12</id><b><id>3")
-    m = markup_state(k)
-    assert m[19] == 1 and m[21] == 4  # one byte into <id>'s text; the last began at 4
+    assert markup_state(k).size == 19 and "markup2" not in kernel(markup=1023).get_state()
+    m = np.frombuffer(k.get_state()["markup2"].tobytes(), dtype="=u8")
+    assert m[0] == 1 and m[2] == 4  # one byte into <id>'s text; the last began at 4
+    a, b = kernel(markup=8191), kernel(markup=8191)
+    feed(a, data[:900])
+    b.set_state(a.get_state())
+    feed(a, data[900:])
+    feed(b, data[900:])
+    assert a.predict_bit() == b.predict_bit()
     kinds = [(KINDS["markup"], j) for j in (10, 11, 12)]
     one = cm.py_context_hashes(b"<id>12</id><id>1", kinds, True, False, False, True)
     two = cm.py_context_hashes(b"<id>13</id><id>1", kinds, True, False, False, True)

@@ -45,12 +45,13 @@ cdef enum:  # markup contexts: the markup trackers, ``mk[]`` (uint64 words; ``ct
     MK_PROSE1 = 16   # the last word ended outside tags (the words of the text, not of tags)
     MK_PROSE2 = 17   # ... and the one before it
     MK_STRIPPED = 18  # the last 8 bytes outside tags (newest lowest)
+    MK_N = 19
     MK_SINCE = 19    # the bytes since the last tag ended (in text; capped at 255)
     MK_PVALUE = 20   # the hash of the last attribute value completed before this one
     MK_ELPREV = 21   # where the text of the last element opened began the time before (0: none)
     MK_ELPOS = 22    # where the text of the last element named n began: MK_ELPOS + (n >> 40 & 15),
                      # with n's top 16 bits (bits 48-63)
-    MK_N = 38
+    MK_ALL = 38      # all the words: the state's "markup" the first MK_N, "markup2" the rest
     MK_DEPTH_MAX = 255
     MK_DEPTH_CHECK = 8   # a closing tag pops to its element if it is within this depth
 
@@ -113,7 +114,8 @@ cdef struct Context:
     bint text                    # text=1: track the nesting
     uint64_t text_state[2]       # the word before the previous two, the nesting
     bint markup                  # markup contexts: track tags, attributes, open elements
-    uint64_t mk[MK_N]            # ... their state (MK_*)
+    bint markup2                 # ... and markup contexts 10-12's: the state's second part
+    uint64_t mk[MK_ALL]          # ... their state (MK_*)
     bint words2                  # kind words2: the word trackers on
     uint64_t w2[W2_N]            # ... their state (W2_*)
     uint32_t* rows               # rows: the row detector's state (NULL: off), ROW_WORDS words:
@@ -255,10 +257,11 @@ cdef inline void ctx_nest(Context* c, uint8_t b) noexcept nogil:
     c.text_state[1] = n
 
 
-cdef inline void ctx_markup_init(Context* c, bint markup) noexcept nogil:
-    """With markup contexts (after ``ctx_init``): the markup trackers on, at a line's
-    start."""
-    c.markup = markup
+cdef inline void ctx_markup_init(Context* c, int markup) noexcept nogil:
+    """With markup contexts (after ``ctx_init``): the markup trackers on (``markup`` bit 0;
+    bit 1: contexts 10-12, whose trackers' words the state keeps apart), at a line's start."""
+    c.markup = markup != 0
+    c.markup2 = markup >= 2
     memset(c.mk, 0, sizeof(c.mk))
     c.mk[MK_LINE] = <uint64_t>1 << 16
 
@@ -663,7 +666,9 @@ cdef inline list ctx_fields(Context* c):
         out.append(("text_state", F_BYTES, <size_t>&c.text_state[0], sizeof(c.text_state),
                     True))
     if c.markup:
-        out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
+        out.append(("markup", F_BYTES, <size_t>&c.mk[0], MK_N * sizeof(uint64_t), True))
+    if c.markup2:
+        out.append(("markup2", F_BYTES, <size_t>&c.mk[MK_N], (MK_ALL - MK_N) * 8, True))
     if c.x86:
         out.append(("x86", F_BYTES, <size_t>&c.x86s[0], sizeof(c.x86s), True))
     if c.words2:

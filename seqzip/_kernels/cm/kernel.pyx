@@ -203,7 +203,7 @@ cdef class CMKernel(Kernel):
             raise MemoryError()
         if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
             raise MemoryError()
-        ctx_markup_init(&self.ctx, K_MARKUP in kinds)
+        ctx_markup_init(&self.ctx, sum({1 + (j > 9) for k, j in spec.contexts if k == K_MARKUP}))
         ctx_x86_init(&self.ctx, any(k == K_CODE and 6 <= j <= 9 for k, j in spec.contexts) or
                      SEL_X86 in spec.selectors)
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
