@@ -55,6 +55,7 @@ def test_markup_contexts_round_trip_and_pay_on_markup():
     data = (PAGE + HTML) * 6
     assert kernel(markup=526).context_count() == kernel().context_count() + 4
     assert kernel(markup=1023).context_count() == kernel().context_count() + 10
+    assert kernel(markup=8191).context_count() == kernel().context_count() + 13
     assert len(round_trip(data, markup=526)) < len(round_trip(data))
 
 
@@ -62,6 +63,7 @@ def test_markup_contexts_round_trip_and_pay_on_markup():
 def test_hostile_markup_round_trips(data):
     round_trip(data, markup=1023)
     round_trip(data * 3, markup=526, text=1)
+    round_trip(data * 2, markup=8191)
 
 
 def test_the_trackers_follow_tags_and_open_elements():
@@ -104,9 +106,10 @@ def test_state_restores_mid_stream_and_bad_state_is_refused():
 
 
 def test_markup_bounds_and_header():
-    for bad in (-1, 1024):
+    for bad in (-1, 8192):
         with pytest.raises(ValueError):
             CMConfig(markup=bad)
+    assert CMConfig(markup=8191).markup == 8191
     old = config_to_bytes(CMConfig(record=2))
     assert len(json.loads(old)) == len(dataclasses.fields(CMConfig)) - len(CMConfig.ADDED_FIELDS)
     assert config_from_bytes(CMConfig, config_to_bytes(CMConfig(markup=526))).markup == 526
@@ -134,3 +137,29 @@ def test_markup_hashes_are_pinned():
     got = cm.py_context_hashes(data, kinds, True, False, False, True)
     assert got == PINNED_HASHES
     assert cm.py_context_hashes(data, kinds, True, False, False, False) != got  # trackers off
+
+
+def test_value_and_place_contexts():
+    """Bits 10-12: the start tag's value with the text's word, the element with the place in
+    its text, the bytes at that place in the element's text before; off, the streams stay."""
+    data = b"".join(b'<c lang="%s">%s</c>\n<id>%d</id>\n' % (lang, word, 1000 + 7 * i)
+                    for i in range(40) for lang, word in ((b"de", b"Dokument"),
+                                                          (b"fr", b"document")))
+    assert kernel(markup=7694).context_count() == kernel(markup=526).context_count() + 3
+    assert len(round_trip(data, markup=7694)) < len(round_trip(data, markup=526))
+    assert round_trip(data, markup=1023) == round_trip(data, markup=1023)
+    k = kernel(markup=4096)
+    feed(k, b"<id>12</id><b><id>3")
+    assert markup_state(k).size == 19 and "markup2" not in kernel(markup=1023).get_state()
+    m = np.frombuffer(k.get_state()["markup2"].tobytes(), dtype="=u8")
+    assert m[0] == 1 and m[2] == 4  # one byte into <id>'s text; the last began at 4
+    a, b = kernel(markup=8191), kernel(markup=8191)
+    feed(a, data[:900])
+    b.set_state(a.get_state())
+    feed(a, data[900:])
+    feed(b, data[900:])
+    assert a.predict_bit() == b.predict_bit()
+    kinds = [(KINDS["markup"], j) for j in (10, 11, 12)]
+    one = cm.py_context_hashes(b"<id>12</id><id>1", kinds, True, False, False, True)
+    two = cm.py_context_hashes(b"<id>13</id><id>1", kinds, True, False, False, True)
+    assert one[:2] == two[:2] and one[2] != two[2]  # only bit 12 sees the id before

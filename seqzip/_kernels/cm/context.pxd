@@ -47,6 +47,12 @@ cdef enum:  # markup contexts: the markup trackers, ``mk[]`` (uint64 words; ``ct
     MK_PROSE2 = 17   # ... and the one before it
     MK_STRIPPED = 18  # the last 8 bytes outside tags (newest lowest)
     MK_N = 19
+    MK_SINCE = 19    # the bytes since the last tag ended (in text; capped at 255)
+    MK_PVALUE = 20   # the hash of the last attribute value completed before this one
+    MK_ELPREV = 21   # where the text of the last element opened began the time before (0: none)
+    MK_ELPOS = 22    # where the text of the last element named n began: MK_ELPOS + (n >> 40 & 15),
+                     # with n's top 16 bits (bits 48-63)
+    MK_ALL = 38      # all the words: the state's "markup" the first MK_N, "markup2" the rest
     MK_DEPTH_MAX = 255
     MK_DEPTH_CHECK = 8   # a closing tag pops to its element if it is within this depth
 
@@ -109,7 +115,8 @@ cdef struct Context:
     bint text                    # text=1: track the nesting
     uint64_t text_state[2]       # the word before the previous two, the nesting
     bint markup                  # markup contexts: track tags, attributes, open elements
-    uint64_t mk[MK_N]            # ... their state (MK_*)
+    bint markup2                 # ... and markup contexts 10-12's: the state's second part
+    uint64_t mk[MK_ALL]          # ... their state (MK_*)
     bint words2                  # kind words2: the word trackers on
     uint64_t w2[W2_N]            # ... their state (W2_*)
     uint32_t* rows               # rows: the row detector's state (NULL: off), ROW_WORDS words:
@@ -256,10 +263,11 @@ cdef inline void ctx_nest(Context* c, uint8_t b) noexcept nogil:
     c.text_state[1] = n
 
 
-cdef inline void ctx_markup_init(Context* c, bint markup) noexcept nogil:
-    """With markup contexts (after ``ctx_init``): the markup trackers on, at a line's
-    start."""
-    c.markup = markup
+cdef inline void ctx_markup_init(Context* c, int markup) noexcept nogil:
+    """With markup contexts (after ``ctx_init``): the markup trackers on (``markup`` bit 0;
+    bit 1: contexts 10-12, whose trackers' words the state keeps apart), at a line's start."""
+    c.markup = markup != 0
+    c.markup2 = markup >= 2
     memset(c.mk, 0, sizeof(c.mk))
     c.mk[MK_LINE] = <uint64_t>1 << 16
 
@@ -404,6 +412,9 @@ cdef inline void mk_end_tag(Context* c) noexcept nogil:
     elif depth < MK_DEPTH_MAX:
         m[MK_STACK0 + (depth & (MK_STACK - 1))] = tag
         m[MK_DEPTH] = depth + 1
+        k = m[MK_ELPOS + ((tag >> 40) & 15)]  # the name's top 16 bits with the position
+        m[MK_ELPREV] = k & 0xFFFFFFFFFFFFULL if k >> 48 == tag >> 48 else 0
+        m[MK_ELPOS + ((tag >> 40) & 15)] = (tag >> 48) << 48 | (c.pos & 0xFFFFFFFFFFFFULL)
 
 
 cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
@@ -420,6 +431,10 @@ cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
     if mode == MM_TEXT and c.word_len == 0 and byte_class(<int>((c.c8 >> 8) & 0xFF)) == 0:
         m[MK_PROSE2] = m[MK_PROSE1]  # a word of the text ended
         m[MK_PROSE1] = c.word1
+    if mode != MM_TEXT:
+        m[MK_SINCE] = 0
+    elif m[MK_SINCE] < 255:
+        m[MK_SINCE] += 1
     if b == 59 and (c.c8 & 0xFFFFFFFFULL) == 0x266C743BULL:  # &lt; is '<'
         b = 60
     elif b == 59 and (c.c8 & 0xFFFFFFFFULL) == 0x2667743BULL:  # &gt; is '>'
@@ -480,6 +495,7 @@ cdef inline void ctx_markup(Context* c, uint8_t b) noexcept nogil:
         if b == m[MK_FLAGS] >> 8 or m[MK_FLAGS] >> 8 == 0 and blank:
             m[MK_MODE] = MM_TAG
             m[MK_FLAGS] &= 0xFF
+            m[MK_PVALUE] = m[MK_VALUE]  # (MK_VALUE itself stays until the next tag)
         else:
             m[MK_VALUE] = hash2(m[MK_VALUE] + 0x22, b)
 
@@ -672,7 +688,9 @@ cdef inline list ctx_fields(Context* c):
         out.append(("text_state", F_BYTES, <size_t>&c.text_state[0], sizeof(c.text_state),
                     True))
     if c.markup:
-        out.append(("markup", F_BYTES, <size_t>&c.mk[0], sizeof(c.mk), True))
+        out.append(("markup", F_BYTES, <size_t>&c.mk[0], MK_N * sizeof(uint64_t), True))
+    if c.markup2:
+        out.append(("markup2", F_BYTES, <size_t>&c.mk[MK_N], (MK_ALL - MK_N) * 8, True))
     if c.x86:
         out.append(("x86", F_BYTES, <size_t>&c.x86s[0], sizeof(c.x86s), True))
     if c.x86hist:

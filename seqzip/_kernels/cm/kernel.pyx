@@ -203,7 +203,7 @@ cdef class CMKernel(Kernel):
             raise MemoryError()
         if ctx_bin2_init(&self.ctx, any(k == K_INDIRECT and j >= 3 for k, j in spec.contexts)):
             raise MemoryError()
-        ctx_markup_init(&self.ctx, K_MARKUP in kinds)
+        ctx_markup_init(&self.ctx, sum({1 + (j > 9) for k, j in spec.contexts if k == K_MARKUP}))
         xp_context_init(&self.ctx, spec)  # the x86 decoder, its history (xpred.pxd)
         ctx_words2_init(&self.ctx, K_WORDS2 in kinds or SEL_WORDS2 in spec.selectors)
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx

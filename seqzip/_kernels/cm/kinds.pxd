@@ -7,9 +7,10 @@
 # registration), its name in ``KINDS`` (kernel.pyx); the config (seqzip/models/cm.py) says how
 # many of it a level uses (a field, its range, one line building ``CMSpec.contexts``).
 from libc.stdint cimport int64_t, uint64_t
-from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_FLAGS, MK_LINE,
-                                         MK_MODE, MK_PROSE1, MK_PROSE2, MK_STACK, MK_STACK0, MK_STRIPPED,
-                                         MK_TAG, MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT, W2_CAPW,
+from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_ELPREV, MK_FLAGS,
+                                         MK_LINE, MK_MODE, MK_PROSE1, MK_PROSE2, MK_PVALUE,
+                                         MK_SINCE, MK_STACK, MK_STACK0, MK_STRIPPED, MK_TAG,
+                                         MK_VALUE, MK_WORDS, MM_MODES, MM_TEXT, W2_CAPW,
                                          W2_CASE, W2_ENTITY, W2_LENS, W2_LFIRST, W2_NEST,
                                          W2_PHRASE, W2_PLFIRST, W2_POS, W2_SFIRST, W2_SINCE,
                                          W2_SINCEH, W2_T1, W2_T2, W2_T3, Context, byte_class,
@@ -241,6 +242,16 @@ cdef inline uint64_t numeric_hash(const Context* c, uint64_t tag, int j) noexcep
                  (<uint64_t>k << 12) | (<uint64_t>step << 16))
 
 
+cdef inline uint64_t mk_above(const Context* c) noexcept nogil:
+    """In text, the two bytes at this place in the element's text the time before (0: none,
+    not in text, more than 63 bytes in, or the place not before this one in the history)."""
+    cdef uint64_t ref = c.mk[MK_ELPREV], at = ref + c.mk[MK_SINCE]
+    if c.mk[MK_MODE] != MM_TEXT or ref == 0 or c.mk[MK_SINCE] > 63 or at + 1 >= c.pos or \
+            c.pos - ref > c.history_mask:
+        return 0
+    return c.history[at & c.history_mask] | <uint64_t>c.history[(at + 1) & c.history_mask] << 8
+
+
 cdef inline uint64_t markup_hash(const Context* c, uint64_t tag, int j) noexcept nogil:
     """The markup trackers (``ctx_markup``), each with the markup mode: in a tag its name,
     the attribute's name and its value so far; in text the open elements with the word or
@@ -273,6 +284,18 @@ cdef inline uint64_t markup_hash(const Context* c, uint64_t tag, int j) noexcept
         return hash2(base, m[MK_STRIPPED] & 0xFFFFFFFFFFULL)
     if j == 8:  # the last tag, the words since it (up to 3) and the last two bytes
         return hash2(hash2(base, m[MK_TAG] + min(m[MK_WORDS], <uint64_t>3)), c.c8 & 0xFFFF)
+    if j == 10:  # in text the start tag's name, last attribute and value, the word; in a
+        # tag its name, attribute, the value before this one and this one so far
+        if mode == MM_TEXT:
+            return hash2(hash2(hash2(hash2(base, m[MK_TAG]), m[MK_ATTR]), m[MK_VALUE]), h)
+        return hash2(hash2(hash2(hash2(base, m[MK_TAG]), m[MK_ATTR]), m[MK_PVALUE]),
+                     m[MK_VALUE])
+    if j == 11:  # the element, the bytes since its tag (up to 63) and the last byte
+        return hash2(hash2(base, top), min(m[MK_SINCE], <uint64_t>63) | (c.c8 & 0xFF) << 8)
+    if j == 12:  # the element, the bytes since its tag and the two bytes at that place in
+        # the text of the element of its name before (0: none, too far back, or past it)
+        return hash2(hash2(base, top), min(m[MK_SINCE], <uint64_t>63) |
+                     (c.c8 & 0xFF) << 8 | mk_above(c) << 16)
     if j == 9:  # as j = 3 with the previous word of the text
         return hash2(hash2(hash2(hash2(base, top), m[MK_TAG] + min(m[MK_WORDS], <uint64_t>3)),
                            h), m[MK_PROSE1])
