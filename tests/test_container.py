@@ -179,6 +179,9 @@ GOLDEN_STREAMS_LATER = {
     # round twelve (format 24): 104 and 105 with tables sized to the input (2^16 slots here)
     ("cm", 121): (68, "0c414e026a0f990edff70cd94493d373e471a7fe4d2abeaba8551b6961e016a3"),
     ("cm", 122): (68, "dd26b60757bf5d7f9a6b708c17e38350255d80c1be6f547dd7c3483e94a81b65"),
+    # and 121 and 122 with markup bits 10 and 11
+    ("cm", 133): (68, "8dc6fdc0e81157c72a4d501ae1b418caf327647de4dcb780d90dcc21a7d6ae09"),
+    ("cm", 134): (68, "5cc6c5e382892c4a3dd4e054fa5ee62a2b897cd4a27a5de682430b326c35465c"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -424,7 +427,9 @@ PRESETS_SHA256_LATER = {
            tuple(range(121, 131)):
                "041e4dc1702627fba71414441ab9692bce4584a07589f1e33692a0df47a8bd23",
            (131, 132):
-               "90612d64e23e1ce1d8c2f6707174c31518c8a111268263b627632e511d8f499e"},
+               "90612d64e23e1ce1d8c2f6707174c31518c8a111268263b627632e511d8f499e",
+           (133, 134):
+               "aae51690747f5994d47831523025f5967caf5e9986528707546729a9e6cac784"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -61,6 +61,9 @@ GOLDEN_TEXT_STREAMS_V8 = {
     # round twelve (format 24): 104 and 105 with tables sized to the input (2^21 slots here)
     121: (2619, "1989efa3a890cba762123036af05dd722206c0e33c8ec1f7aa05dfd701a870df"),
     122: (2615, "064b595ac973a9145901b2c0d72c683d0d4c745bdf93944b19d2aa60b52ad87a"),
+    # and with markup bits 10 and 11
+    133: (2615, "285b4fc7b9607f042b63eccf55c3b36ae57c1ee575d3194145068013c3f40af5"),
+    134: (2615, "3af89bf4bd30a7dda5f7792208f058e622163d69610ad07dc797a41762181f7d"),
 }
 
 

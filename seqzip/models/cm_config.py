@@ -391,7 +391,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(121) == CMConfig.for_level(6) != CMConfig.for_preset_id(104)
+            >>> CMConfig.for_preset_id(133) == CMConfig.for_level(6) != CMConfig.for_preset_id(121)
             True
         """
         if preset_id not in cls.PRESETS:
