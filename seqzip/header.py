@@ -4,10 +4,11 @@ A stream is a header followed by frames (``seqzip.container``).  All integers ar
 little-endian; varints are 7 bits a byte, low first, minimal.
 
 Header (``VERSION`` 8; version 9 is version 8 with a ``dictionary`` field after the config,
-written only for streams coded from a model file, ``--dict``; versions 10-25 are 8 and 9 for a
+written only for streams coded from a model file, ``--dict``; versions 10-27 are 8 and 9 for a
 config that is a preset of a higher band of ids: 10 and 11 for ids 16-30, 12 and 13 for ids
 31-45, 14 and 15 for ids 46-60, 16 and 17 for ids 61-75, 18 and 19 for ids 76-90, 20 and 21
-for ids 91-105, 22 and 23 for ids 106-120, 24 and 25 for ids 121-135, named by the flags'
+for ids 91-105, 22 and 23 for ids 106-120, 24 and 25 for ids 121-135, 26 and 27 for ids
+136-150, named by the flags'
 level bits as the id less 15 times the band,
 ``terse_version``: a preset
 added after the four bits ran out costs no header byte, and a build that reads fewer bands
@@ -15,7 +16,7 @@ says the version is new instead of misreading the id)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
-    flags        1  bits 0-3: the preset id of a preset config (versions 10-25: the id less
+    flags        1  bits 0-3: the preset id of a preset config (versions 10-27: the id less
                     15 * band, ``preset_band``), 0 when the config follows;
                     bits 4-5: the alphabet's code (below); bit 6: a model id follows (else
                     the model is cm, ``FOLDED_MODEL_ID``); bit 7: an options byte follows
@@ -87,17 +88,17 @@ MAGIC = b"\xb7SQZ"
 VERSION = 8
 DICTIONARY_VERSION = 9  # a stream coded from a model file (its hash follows the config)
 COMPACT = 6  # the first version with compact headers and frame heads (6 and later)
-TERSE = 8  # the first version with the header above (8-25)
+TERSE = 8  # the first version with the header above (8-27)
 # Versions 8 + 2 * band (and one more with a dictionary) name a preset of id 15 * band + k by
 # the flags' level k (1-15): band 0 ids 1-15, band 1 ids 16-30 (versions 10, 11), band 2 ids
 # 31-45 (12, 13), band 3 ids 46-60 (14, 15), band 4 ids 61-75 (16, 17), band 5 ids 76-90
 # (18, 19), band 6 ids 91-105 (20, 21), band 7 ids 106-120 (22, 23), band 8 ids 121-135 (24,
-# 25).  A band is added when the ids run out; a build refuses a version whose band it does not
-# know by its number.
-MAX_BAND = 8
+# 25), band 9 ids 136-150 (26, 27).  A band is added when the ids run out; a build refuses a
+# version whose band it does not know by its number.
+MAX_BAND = 9
 HIGH_PRESETS = 10  # the first version of a higher band (ids 16-30; 11 with a dictionary)
 _BAND = 15  # preset ids per band
-_TOP_ID = _BAND * (MAX_BAND + 1)  # the highest preset id a header names (135)
+_TOP_ID = _BAND * (MAX_BAND + 1)  # the highest preset id a header names (150)
 READABLE = tuple(range(2, TERSE + 2 * MAX_BAND + 2))  # format versions this build decodes
 WITH_DICTIONARY = (5, 7) + tuple(range(TERSE + 1, TERSE + 2 * MAX_BAND + 2, 2))
 DICTIONARY_BYTES = 16
@@ -149,7 +150,7 @@ class StreamHeader:
     dictionary: bytes = b""  # versions 5, 7, 9, 11, 13: hash of the model file coding started from
 
     def __post_init__(self) -> None:
-        # versions 8-25 are one layout: which of them is the config's (its preset id's band,
+        # versions 8-27 are one layout: which of them is the config's (its preset id's band,
         # one more with a dictionary), so a header has one spelling
         if self.version >= TERSE:
             object.__setattr__(self, "version", terse_version(self.config,
@@ -428,17 +429,17 @@ def _read_alphabet_field(r: _Reader, code: int) -> bytes:
 
 
 def preset_band(version: int) -> int:
-    """The band of preset ids a terse header of ``version`` (8-25) names: its flags' level k
+    """The band of preset ids a terse header of ``version`` (8-27) names: its flags' level k
     is the preset id ``15 * band + k``.
 
-        >>> [preset_band(v) for v in (8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 25)]
-        [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 7, 8, 8]
+        >>> [preset_band(v) for v in (8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 27)]
+        [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 7, 8, 9, 9]
     """
     return (version - TERSE) // 2
 
 
 def terse_version(config: bytes, dictionary: bool) -> int:
-    """The version of a header of versions 8-25 (one layout): 8 + 2 * the band of a preset
+    """The version of a header of versions 8-27 (one layout): 8 + 2 * the band of a preset
     config's id (``preset_band``; a config spelled in full is band 0), one more with a
     dictionary.
 
@@ -448,7 +449,9 @@ def terse_version(config: bytes, dictionary: bool) -> int:
         (12, 13, 14)
         >>> terse_version(b"\x3c", True), terse_version(b"\x79", False)
         (15, 24)
-        >>> terse_version(bytes([136]), False)  # an id above the bands: spelled in full
+        >>> terse_version(bytes([136]), False), terse_version(bytes([150]), True)
+        (26, 27)
+        >>> terse_version(bytes([151]), False)  # an id above the bands: spelled in full
         8
     """
     band = (config[0] - 1) // _BAND if len(config) == 1 and 1 <= config[0] <= _TOP_ID else 0

@@ -196,12 +196,12 @@ def test_any_header_round_trips(model_id, level, seed, length, frame_size, value
 
 
 @pytest.mark.parametrize("dictionary", [False, True])
-def test_a_preset_of_id_16_to_135_is_version_10_to_24_at_no_cost_in_bytes(dictionary):
-    """Versions 10-25: 8 and 9 for a preset id of 16-30, 31-45, 46-60, 61-75, 76-90, 91-105,
-    106-120 and 121-135 (the flags' level bits, the id less 15 times the band); the version follows from the config, so each header has one
+def test_a_preset_of_id_16_to_150_is_version_10_to_26_at_no_cost_in_bytes(dictionary):
+    """Versions 10-27: 8 and 9 for a preset id of 16-30, 31-45, 46-60, 61-75, 76-90, 91-105,
+    106-120, 121-135 and 136-150 (the flags' level bits, the id less 15 times the band); the version follows from the config, so each header has one
     spelling."""
     extra = dict(dictionary=bytes(range(16))) if dictionary else {}
-    for preset_id in range(1, 136):
+    for preset_id in range(1, 151):
         h = StreamHeader(CM, bytes([preset_id]), 0, 4096, container.DEFAULT_FRAME,
                          bytes(range(123)), 1, 8 + dictionary, **extra)
         assert h.version == 8 + 2 * ((preset_id - 1) // 15) + dictionary
@@ -219,8 +219,9 @@ def test_a_preset_of_id_16_to_135_is_version_10_to_24_at_no_cost_in_bytes(dictio
     assert StreamHeader(CM, b"\x5b", 0, 1, 8, b"a", 0, 16).version == 20
     assert StreamHeader(CM, b"\x6a", 0, 1, 8, b"a", 0, 16).version == 22
     assert StreamHeader(CM, b"\x79", 0, 1, 8, b"a", 0, 16).version == 24
+    assert StreamHeader(CM, bytes([136]), 0, 1, 8, b"a", 0, 16).version == 26
     # an id above the bands is spelled in full, in version 8
-    assert StreamHeader(CM, b"\x88", 0, 1, 8, b"a", 0, 16).version == 8
+    assert StreamHeader(CM, bytes([151]), 0, 1, 8, b"a", 0, 16).version == 8
 
 
 def test_an_alphabet_or_a_crc_without_data_is_refused():
@@ -338,7 +339,7 @@ def _bad_headers():
         ("preset 31 spelled in version 8", forge(0x10, b"\x01\x1f" + top), "canonical"),
         ("version 12 with its config spelled", forge(0x10, b"\x01\x1f" + top, 12),
          "canonical"),
-        ("version 8, preset 136 (none)", forge(0x10, b"\x01\x88" + top), "config"),
+        ("version 8, preset 151 (none)", forge(0x10, b"\x01\x97" + top), "config"),
         ("preset 46 spelled in version 8", forge(0x10, b"\x01\x2e" + top), "canonical"),
         ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
     ]
@@ -398,10 +399,10 @@ def test_every_single_byte_corruption_of_a_header_is_refused_or_exact(name):
 
 def test_a_version_8_header_is_refused_by_name_before_version_8():
     packed = bytearray(cm_preset_10(TEXT))
-    packed[4] = 26  # band 9 (preset ids 136-150): not yet read
+    packed[4] = 28  # band 10 (preset ids 151-165): not yet read
     with pytest.raises(seqzip.UnsupportedVersionError,
                        match="versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, "
-                             "22, 23, 24, 25$"):
+                             "22, 23, 24, 25, 26, 27$"):
         seqzip.decompress(bytes(packed))
 
 

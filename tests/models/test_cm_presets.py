@@ -46,7 +46,7 @@ def test_the_renumbered_levels_are_those_that_changed():
                if CMConfig.for_level(level) != CMConfig(**FIRST_PRESETS[level])}
     assert changed == set(CMConfig.PRESET_IDS)
     ids = list(CMConfig.PRESET_IDS.values())
-    assert len(set(ids)) == len(ids) and all(9 < i <= 135 for i in ids)  # formats 8-24
+    assert len(set(ids)) == len(ids) and all(9 < i <= 150 for i in ids)  # formats 8-26
 
 
 def test_each_level_writes_its_id_and_reads_back():
