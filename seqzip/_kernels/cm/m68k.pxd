@@ -29,9 +29,12 @@ cdef enum:  # the words of the state (Context.m68k)
     MS_PHASH = 9   # ... of the previous instruction's, whole
     MS_T0 = 10     # the last four distinct branch targets (Bcc, BRA, DBcc, FBcc, JMP d16(PC))
     MS_C0 = 14     # the last four distinct call targets (BSR, JSR d16(PC))
-    MS_LAST = 18   # the word seen last after each (opcode, index): M68_SLOTS of 16 bits
+    MS_MASK = 18   # the last MOVEM -(An) mask, its bits reversed (the registers' order)
+    MS_LAST = 19   # the word seen last after each (opcode, index): M68_SLOTS of 16 bits
     M68_SLOTS = 8192
-    M68_N = MS_LAST + M68_SLOTS // 4
+    MS_TGT = MS_LAST + M68_SLOTS // 4  # the targets and absolute addresses seen, 32 bits each:
+    M68_TGT = 4096                     # the last by their bits 8-31 (hashed), then by 16-31
+    M68_N = MS_TGT + M68_TGT // 2 + M68_TGT // 8
 
 
 cdef enum:  # the kinds of words
@@ -164,9 +167,32 @@ cdef inline uint64_t m68k_words(int w, int* n) noexcept nogil:
     return q
 
 
+cdef inline uint64_t m68k_tslot(uint64_t t, int shift) noexcept nogil:
+    """The slot (32-bit) of the address seen last whose bits from ``shift`` (8 or 16) are
+    ``t``'s."""
+    cdef uint64_t h = hash2(0x6810 + <uint64_t>shift, (t & 0xFFFFFFFFULL) >> shift)
+    return h >> 52 if shift == 8 else M68_TGT + (h >> 54)
+
+
+cdef inline uint64_t m68k_tget(const uint64_t* m, uint64_t slot) noexcept nogil:
+    return (m[MS_TGT + (slot >> 1)] >> (32 * (slot & 1))) & 0xFFFFFFFFULL
+
+
+cdef inline void m68k_tput(uint64_t* m, uint64_t t) noexcept nogil:
+    """Address ``t`` (a target, an absolute address) seen: the last by its bits 8-31, 16-31."""
+    cdef uint64_t slot
+    cdef int shift
+    for shift in range(8, 24, 8):
+        slot = m68k_tslot(t, shift)
+        m[MS_TGT + (slot >> 1)] = (m[MS_TGT + (slot >> 1)] &
+                                   ~(<uint64_t>0xFFFFFFFFULL << (32 * (slot & 1)))) | \
+            ((t & 0xFFFFFFFFULL) << (32 * (slot & 1)))
+
+
 cdef inline void m68k_target(uint64_t* m, int first, uint64_t t) noexcept nogil:
     """Target ``t`` moves to the front of the four from ``first``."""
     cdef int i = first
+    m68k_tput(m, t)
     while i < first + 3 and m[i] != t:
         i += 1
     while i > first:
@@ -184,8 +210,12 @@ cdef inline uint64_t m68k_slot(const uint64_t* m) noexcept nogil:
 
 
 cdef inline uint64_t m68k_last(const uint64_t* m) noexcept nogil:
-    """The word seen last where the next word is (``m68k_slot``)."""
+    """The word seen last where the next word is (``m68k_slot``); in a MOVEM to registers,
+    the mask of the last MOVEM to -(An), in the other order (a function's registers restored
+    as it saved them)."""
     cdef uint64_t s = m68k_slot(m)
+    if m[MS_IDX] & 15 == 1 and m[MS_LEFT] & 15 and (m[MS_OP] & 0xFF80) == 0x4C80:
+        return m[MS_MASK] & 0xFFFF
     return (m[MS_LAST + (s >> 2)] >> (16 * (s & 3))) & 0xFFFF
 
 
@@ -241,6 +271,12 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
                 else:
                     t = pos - 2 + <uint64_t>(<short>w)
                 m68k_target(m, MS_C0 if op >> 8 == 0x61 else MS_T0, t)
+            elif kind == MW_EXT and (op & 0xFFB8) == 0x48A0:  # MOVEM to -(An): its mask
+                m[MS_MASK] = 0
+                for n in range(16):
+                    m[MS_MASK] |= ((w >> n) & 1) << (15 - n)
+            elif kind == MW_ABSL and m[MS_QUEUE] & 15 != MW_ABSL:  # abs.L's last word
+                m68k_tput(m, m[MS_DATA])
             elif kind == MW_PCD and (op == 0x4EBA or op == 0x4EFA):  # JSR, JMP d16(PC)
                 m68k_target(m, MS_C0 if op == 0x4EBA else MS_T0, pos - 2 + <uint64_t>(<short>w))
         m[MS_KIND] = m[MS_QUEUE] & 15 if m[MS_LEFT] & 15 else MW_OP
@@ -285,13 +321,54 @@ cdef inline uint64_t m68k_pred(const uint64_t* m, uint64_t c8, uint64_t pos, int
     return 0x100 | (d & 0xFF) if (d >> 8) & 0xFF == c8 & 0xFF else 0
 
 
+cdef inline uint64_t m68k_known(const uint64_t* m, uint64_t base, uint64_t d, int shift,
+                                int bits) noexcept nogil:
+    """The byte of ``base`` + the displacement at bits ``shift`` - 8 .. shift - 1 (bit 8 set; 0:
+    none) by an address seen whose bits from ``shift`` are those of ``base + d`` or the next
+    (a carry), when its displacement from ``base`` (``bits`` wide) has the known bits of
+    ``d`` (from ``shift``)."""
+    cdef uint64_t t, e, i, mask = (<uint64_t>1 << bits) - 1
+    for i in range(2):
+        t = m68k_tget(m, m68k_tslot(((base + d) >> shift) + i << shift, shift))
+        e = (t - base) & 0xFFFFFFFFULL
+        if (e & mask) >> shift == (d & mask) >> shift and t:
+            return 0x100 | ((e >> (shift - 8)) & 0xFF)
+    return 0
+
+
+cdef inline uint64_t m68k_seen(const uint64_t* m, uint64_t c8, uint64_t pos) noexcept nogil:
+    """The byte an address seen predicts (bit 8 set; 0: none): in a branch's displacement,
+    .W's second byte, .L's low word; in an abs.L, its low word (``m68k_known``)."""
+    cdef uint64_t kind = m[MS_KIND] % MW_N, op = m[MS_OP] & 0xFFFF, lane = pos & 1
+    cdef uint64_t ps = pos - lane, left = m[MS_LEFT] & 15, hi
+    if kind == MW_ABSL and (m[MS_QUEUE] >> 4) & 15 != MW_ABSL:  # its high word known
+        hi = (m[MS_DATA] & 0xFFFF) << 16
+        if lane:
+            return m68k_known(m, 0, hi | ((c8 & 0xFF) << 8), 8, 32)
+        return m68k_known(m, 0, hi, 16, 32)
+    if kind != MW_BR:
+        return 0
+    if op >> 12 == 6 and op & 0xFF == 0xFF:  # .L
+        if left != 1:
+            return 0
+        hi = (m[MS_DATA] & 0xFFFF) << 16
+        if lane:
+            return m68k_known(m, ps - 2, hi | ((c8 & 0xFF) << 8), 8, 32)
+        return m68k_known(m, ps - 2, hi, 16, 32)
+    if lane == 0:
+        return 0
+    hi = <uint64_t>(<signed char>(c8 & 0xFF)) << 8
+    return m68k_known(m, ps, hi, 8, 16)
+
+
 cdef inline uint64_t m68k_hash(const uint64_t* m, uint64_t c8, uint64_t pos, uint64_t tag,
                                int j) noexcept nogil:
     """68000 code by the decoder's state (the kind of the next word, its index in the
     instruction, the word's byte so far) with (18) the opcode (before an opcode: the previous
     one); (19) the previous two opcodes (in an operand: the opcode and the word before); (20)
     the word seen last at this place (``m68k_last``) and the opcode; (21) in a branch's
-    displacement the bytes the last two targets predict (``m68k_pred``), else the previous
+    displacement the bytes the last two targets and an address seen predict (``m68k_pred``,
+    ``m68k_seen``; in an abs.L, the latter), else the previous
     three opcodes' high bytes; (22) the previous instruction's words, whole, and the opcode."""
     cdef uint64_t lane = pos & 1, left = m[MS_LEFT] & 15
     cdef uint64_t op = 0 if left == 0 else m[MS_OP] & 0xFFFF
@@ -310,8 +387,8 @@ cdef inline uint64_t m68k_hash(const uint64_t* m, uint64_t c8, uint64_t pos, uin
         return hash2(tag, state | (m68k_last(m) << 20) | (op << 36))
     if j == 21:
         if left or (lane and (c8 & 0xF0) == 0x60):
-            return hash2(tag, state | (op << 20) | (m68k_pred(m, c8, pos, 0) << 36) |
-                         (m68k_pred(m, c8, pos, 1) << 45))
+            return hash2(hash2(tag, state | (op << 20) | (m68k_pred(m, c8, pos, 0) << 36) |
+                               (m68k_pred(m, c8, pos, 1) << 45)), m68k_seen(m, c8, pos))
         return hash2(tag, state | ((prev >> 8) & 0xFF) << 20 | ((prev >> 24) & 0xFF) << 28 |
                      ((prev >> 40) & 0xFF) << 36)
     return hash2(hash2(tag, state | (op << 20)), m[MS_PHASH])
