@@ -326,8 +326,8 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(13) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(M68K_PRED_BIT)
-                  if self.code >> j & 1 and j != X86_PRED_BIT) + \
+            tuple((KINDS["code"], j) for j in range(M68K_PRED_BIT + 2)
+                  if self.code >> j & 1 and j != X86_PRED_BIT and j != M68K_PRED_BIT) + \
             tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1) + \
             tuple((KINDS["words2"], j) for j in range(16) if self.words2 >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)

@@ -631,6 +631,6 @@ cdef inline tuple x86_trackers(contexts, bint predicted=False):
 cdef inline bint m68k_on(contexts):
     """Whether the contexts ((kind, j) pairs) need the 68000 decoder (code 18-22)."""
     for kind, j in contexts:
-        if kind == K_CODE and 18 <= j <= 22:
+        if kind == K_CODE and (18 <= j <= 22 or j == 24):
             return True
     return False

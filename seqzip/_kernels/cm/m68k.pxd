@@ -30,7 +30,8 @@ cdef enum:  # the words of the state (Context.m68k)
     MS_T0 = 10     # the last four distinct branch targets (Bcc, BRA, DBcc, FBcc, JMP d16(PC))
     MS_C0 = 14     # the last four distinct call targets (BSR, JSR d16(PC))
     MS_MASK = 18   # the last MOVEM -(An) mask, its bits reversed (the registers' order)
-    MS_LAST = 19   # the word seen last after each (opcode, index): M68_SLOTS of 16 bits
+    MS_AREG = 19   # the last d16 of d16(An) per An, 16 bits each (19: A0-A3, 20: A4-A7)
+    MS_LAST = 21   # the word seen last after each (opcode, index): M68_SLOTS of 16 bits
     M68_SLOTS = 8192
     MS_TGT = MS_LAST + M68_SLOTS // 4  # the targets and absolute addresses seen, 32 bits each:
     M68_TGT = 4096                     # the last by their bits 8-31 (hashed), then by 16-31
@@ -219,6 +220,20 @@ cdef inline uint64_t m68k_last(const uint64_t* m) noexcept nogil:
     return (m[MS_LAST + (s >> 2)] >> (16 * (s & 3))) & 0xFFFF
 
 
+cdef inline int m68k_areg(const uint64_t* m) noexcept nogil:
+    """The address register of the next word when it is a d16(An)'s (a MOVE's source when
+    its first word, else its destination; other instructions' EA)."""
+    cdef uint64_t op = m[MS_OP] & 0xFFFF
+    if 1 <= op >> 12 <= 3 and not ((op >> 3) & 7 == 5 and m[MS_IDX] & 15 == 1):
+        return <int>((op >> 9) & 7)
+    return <int>(op & 7)
+
+
+cdef inline uint64_t m68k_d16(const uint64_t* m, int r) noexcept nogil:
+    """The last d16 of d16(A``r``)."""
+    return (m[MS_AREG + (r >> 2)] >> (16 * (r & 3))) & 0xFFFF
+
+
 cdef inline void m68k_end(uint64_t* m) noexcept nogil:
     """The instruction ends: the next word is an opcode."""
     m[MS_KIND] = MW_OP
@@ -228,7 +243,7 @@ cdef inline void m68k_end(uint64_t* m) noexcept nogil:
 cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept nogil:
     """After a byte (``c8`` the last 8 bytes with it, ``pos`` the bytes so far)."""
     cdef uint64_t w = c8 & 0xFFFF, s, kind, op, q, t
-    cdef int n = 0, extra = 0
+    cdef int n = 0, extra = 0, areg
     if c8 & 0xFFFFFFFFULL == 0x7F454C46:  # "\x7fELF"
         m[MS_BASE] = pos + 48
     if pos & 1 == 0:
@@ -247,6 +262,7 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
         else:
             op = m[MS_OP] & 0xFFFF
             kind = m[MS_QUEUE] & 15
+            areg = m68k_areg(m)
             m[MS_QUEUE] >>= 4
             m[MS_LEFT] = (m[MS_LEFT] & 15) - 1
             m[MS_DATA] = (m[MS_DATA] << 16) | w
@@ -271,6 +287,10 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
                 else:
                     t = pos - 2 + <uint64_t>(<short>w)
                 m68k_target(m, MS_C0 if op >> 8 == 0x61 else MS_T0, t)
+            elif kind == MW_D16:  # the register's last d16 (m68k_areg before this word)
+                n = areg
+                m[MS_AREG + (n >> 2)] = (m[MS_AREG + (n >> 2)] & ~(<uint64_t>0xFFFF <<
+                                         (16 * (n & 3)))) | (w << (16 * (n & 3)))
             elif kind == MW_EXT and (op & 0xFFB8) == 0x48A0:  # MOVEM to -(An): its mask
                 m[MS_MASK] = 0
                 for n in range(16):
@@ -391,4 +411,9 @@ cdef inline uint64_t m68k_hash(const uint64_t* m, uint64_t c8, uint64_t pos, uin
                                (m68k_pred(m, c8, pos, 1) << 45)), m68k_seen(m, c8, pos))
         return hash2(tag, state | ((prev >> 8) & 0xFF) << 20 | ((prev >> 24) & 0xFF) << 28 |
                      ((prev >> 40) & 0xFF) << 36)
-    return hash2(hash2(tag, state | (op << 20)), m[MS_PHASH])
+    if j == 22:
+        return hash2(hash2(tag, state | (op << 20)), m[MS_PHASH])
+    if m[MS_KIND] % MW_N == MW_D16:  # j == 24: d16(An) by An's last d16
+        return hash2(tag, state | (<uint64_t>m68k_areg(m) << 20) |
+                     (m68k_d16(m, m68k_areg(m)) << 24) | ((op & 0xF1C0) << 40))
+    return hash2(tag, state | ((op & 0xF0C0) << 20) | ((prev & 0xFFF) << 36))
