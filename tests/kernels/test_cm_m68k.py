@@ -22,6 +22,7 @@ PRED = 1 << 23  # the predicted words' inputs (not a context)
 CONTEXTS = 0x7C0000 | (1 << 24)  # 18-22, 24
 ALL = CONTEXTS | PRED
 OP, IMM, D16, IDX, ABSW, ABSL, PCD, BR, EXT = range(9)  # m68k.pxd's MW_*
+NAME, CLEN, DATA = 11, 12, 13
 KIND, T0, C0 = 0, 10, 14  # m68k.pxd's MS_KIND, MS_T0, MS_C0
 
 
@@ -90,6 +91,13 @@ def test_decoder_kinds_of_words():
                  0x4E75, 0x4E71)
     assert kinds(code) == [EXT, OP, EXT, OP, D16, OP, IMM, IMM, D16, OP, BR, OP, OP, ABSL, ABSL,
                            OP, IDX, OP, ABSW, OP, OP]
+
+
+def test_decoder_skips_macsbug_names():
+    named = words(0x4E75) + b"\x85Hello" + words(4, 0x1234, 0x5678, 0x4E56, 0xFFF8)
+    assert kinds(named) == [OP, NAME, NAME, CLEN, DATA, DATA, OP, EXT]
+    assert kinds(words(0x4E75) + b"\x85\xc8ello" + words(0, 0x4E56, 0xFFF8))[1] != NAME
+    assert kinds(words(0x4E71) + b"\x85Hello" + words(0, 0x4E56, 0xFFF8))[1] != NAME
 
 
 def test_decoder_targets_and_elf_start():

@@ -50,7 +50,10 @@ cdef enum:  # the kinds of words
     MW_EXT = 8     # a second opcode word (MOVEM's mask, LINK's size, MULL, bit fields...)
     MW_FULL = 9    # the full format's base and outer displacements
     MW_FEXT = 10   # the FPU's command word
-    MW_N = 11
+    MW_NAME = 11   # a MacsBug name's (after RTS, JMP (A0) or RTD: 80 + its length, the name)
+    MW_CLEN = 12   # ... its constants' length in bytes
+    MW_DATA = 13   # ... the constants
+    MW_N = 14
 
 
 cdef inline void mq_push(uint64_t* q, int* n, int kind) noexcept nogil:
@@ -251,10 +254,20 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
         m[MS_LAST + (s >> 2)] = (m[MS_LAST + (s >> 2)] & ~(<uint64_t>0xFFFF << (16 * (s & 3)))) \
             | (w << (16 * (s & 3)))
         if m[MS_LEFT] & 15 == 0:  # an opcode
+            op = m[MS_OP] & 0xFFFF
             m[MS_PHASH] = m[MS_HASH]
             m[MS_PREV] = (m[MS_PREV] << 16) | (m[MS_OP] & 0xFFFF)
             m[MS_OP], m[MS_DATA], m[MS_HASH] = w, 0, hash2(0x68, w)
-            m[MS_QUEUE] = m68k_words(<int>w, &n)
+            if (op == 0x4E75 or op == 0x4ED0 or op == 0x4E74) and 0x81 <= w >> 8 <= 0x9F and \
+                    (0x41 <= (w & 0xDF) <= 0x5A or w & 0xFF == 0x5F or w & 0xFF == 0x2E):
+                q = 0  # a MacsBug name: to an even length, then its constants' length
+                for n in range(<int>(((w >> 8) & 0x1F) + 2) // 2 - 1):
+                    q |= <uint64_t>MW_NAME << (4 * n)
+                n = <int>(((w >> 8) & 0x1F) + 2) // 2 - 1
+                m[MS_QUEUE] = q | (<uint64_t>MW_CLEN << (4 * n)) if n < 15 else q
+                n = min(n + 1, 15)
+            else:
+                m[MS_QUEUE] = m68k_words(<int>w, &n)
             m[MS_LEFT], m[MS_IDX] = <uint64_t>n, 1
             if w >> 12 == 6 and w & 0xFF != 0 and w & 0xFF != 0xFF:  # Bcc.S, BRA.S, BSR.S
                 m68k_target(m, MS_C0 if w >> 8 == 0x61 else MS_T0,
@@ -287,6 +300,11 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
                 else:
                     t = pos - 2 + <uint64_t>(<short>w)
                 m68k_target(m, MS_C0 if op >> 8 == 0x61 else MS_T0, t)
+            elif kind == MW_CLEN and 0 < w <= 28:  # the constants
+                extra = <int>m[MS_LEFT] & 15
+                for n in range(<int>(w + 1) // 2):
+                    mq_push(&m[MS_QUEUE], &extra, MW_DATA)
+                m[MS_LEFT] = <uint64_t>extra
             elif kind == MW_D16:  # the register's last d16 (m68k_areg before this word)
                 n = areg
                 m[MS_AREG + (n >> 2)] = (m[MS_AREG + (n >> 2)] & ~(<uint64_t>0xFFFF <<
