@@ -22,7 +22,7 @@ WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
 SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
 FIT_MIN_BITS, FIT_EXTRA_BITS = 16, 7  # ``fit``: the table's slots for a known length
 X86_PRED_BIT, X86_PRED_INPUTS = 17, 5  # code's bit of the x86 predicted bytes (not a context)
-M68K_PRED_BIT, M68K_PRED_INPUTS = 23, 4  # ... of the 68000 predicted words (mpred.pxd)
+M68K_PRED_BIT, M68K_PRED_INPUTS = 23, 5  # ... of the 68000 predicted words (mpred.pxd)
 
 
 @dataclass(frozen=True)
@@ -468,7 +468,7 @@ class CMConfig:
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
             (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6 + \
             ((self.code >> 13) % 32 > 0) * ((1 << self.history_bits) + 4096) + \
-            (self.code >> 18 > 0) * 40960
+            (self.code >> 18 > 0) * 57344
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
         # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);

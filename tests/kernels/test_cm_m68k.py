@@ -74,7 +74,7 @@ def test_bound_spec_and_inputs():
     for k in (plain, pred):
         feed(k, words(0x4E56, 0xFFF8))
         k.predict_bit()
-    assert len(pred.mixer_inputs()) == len(plain.mixer_inputs()) + 4
+    assert len(pred.mixer_inputs()) == len(plain.mixer_inputs()) + 5
     kernel(sets="node,m68k")  # the weight set turns the decoder on
 
 

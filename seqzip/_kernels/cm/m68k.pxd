@@ -35,7 +35,8 @@ cdef enum:  # the words of the state (Context.m68k)
     M68_SLOTS = 8192
     MS_TGT = MS_LAST + M68_SLOTS // 4  # the targets and absolute addresses seen, 32 bits each:
     M68_TGT = 4096                     # the last by their bits 8-31 (hashed), then by 16-31
-    M68_N = MS_TGT + M68_TGT // 2 + M68_TGT // 8
+    MS_LAST2 = MS_TGT + M68_TGT // 2 + M68_TGT // 8  # the word seen last after the same
+    M68_N = MS_LAST2 + M68_SLOTS // 4                  # instruction so far (or whole, before)
 
 
 cdef enum:  # the kinds of words
@@ -213,6 +214,21 @@ cdef inline uint64_t m68k_slot(const uint64_t* m) noexcept nogil:
     return hash2(0x6801, (m[MS_OP] & 0xFFFF) | ((m[MS_IDX] & 15) << 16)) >> 51
 
 
+cdef inline uint64_t m68k_slot2(const uint64_t* m) noexcept nogil:
+    """The slot of the word seen last after the same words: the instruction's so far (for an
+    opcode, the last instruction's, whole)."""
+    return hash2(0x6802 + (m[MS_LEFT] & 15 == 0), m[MS_HASH]) >> 51
+
+
+cdef inline uint64_t m68k_get(const uint64_t* m, int first, uint64_t s) noexcept nogil:
+    return (m[first + (s >> 2)] >> (16 * (s & 3))) & 0xFFFF
+
+
+cdef inline void m68k_put(uint64_t* m, int first, uint64_t s, uint64_t w) noexcept nogil:
+    m[first + (s >> 2)] = (m[first + (s >> 2)] & ~(<uint64_t>0xFFFF << (16 * (s & 3)))) | \
+        (w << (16 * (s & 3)))
+
+
 cdef inline uint64_t m68k_last(const uint64_t* m) noexcept nogil:
     """The word seen last where the next word is (``m68k_slot``); in a MOVEM to registers,
     the mask of the last MOVEM to -(An), in the other order (a function's registers restored
@@ -250,9 +266,8 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
     if c8 & 0xFFFFFFFFULL == 0x7F454C46:  # "\x7fELF"
         m[MS_BASE] = pos + 48
     if pos & 1 == 0:
-        s = m68k_slot(m)
-        m[MS_LAST + (s >> 2)] = (m[MS_LAST + (s >> 2)] & ~(<uint64_t>0xFFFF << (16 * (s & 3)))) \
-            | (w << (16 * (s & 3)))
+        m68k_put(m, MS_LAST, m68k_slot(m), w)
+        m68k_put(m, MS_LAST2, m68k_slot2(m), w)
         if m[MS_LEFT] & 15 == 0:  # an opcode
             op = m[MS_OP] & 0xFFFF
             m[MS_PHASH] = m[MS_HASH]

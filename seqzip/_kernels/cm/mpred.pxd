@@ -3,7 +3,9 @@
 # mixer inputs in the way of a match model: (0) the word seen last at this place (after the
 # same opcode at the same index; for an opcode, after the same two opcodes: ``m68k_last``),
 # (1, 2) a branch's displacement from the last and second last targets (``m68k_pred``), (3)
-# a branch's displacement or an abs.L's low word from the addresses seen (``m68k_seen``).  One
+# a branch's displacement or an abs.L's low word from the addresses seen (``m68k_seen``), (4)
+# the word seen last after the same instruction so far (before an opcode, after the same
+# last instruction: ``m68k_slot2``).  One
 # confidence per (source, kind of word and byte of it, hits in a row, expected bit), learnt
 # for every value; an input per source: the log-odds for the bit the predicted byte has
 # while the symbol's bits agree with it (else 0).
@@ -13,12 +15,13 @@ from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Curs
                                            nothing_begin)
 from seqzip._kernels.cm.context cimport Context
 from seqzip._kernels.cm.field cimport F_BYTES
-from seqzip._kernels.cm.m68k cimport MS_KIND, MS_LEFT, MW_N, m68k_last, m68k_pred, m68k_seen
+from seqzip._kernels.cm.m68k cimport (MS_KIND, MS_LAST2, MS_LEFT, MW_N, m68k_get, m68k_last,
+                                      m68k_pred, m68k_seen, m68k_slot2)
 from seqzip._kernels.cm.match cimport index_of
 from seqzip._kernels.cm.tables cimport StateMap, sm_learn, sm_stretch
 
 cdef enum:
-    MP_SOURCES = 4
+    MP_SOURCES = 5
     MP_ROWS = MP_SOURCES * 32 * 4 * 2  # (source, kind and byte, hits in a row, bit)
 
 
@@ -37,8 +40,8 @@ cdef inline int mp_byte(const Context* c, int source, int* k) noexcept nogil:
     cdef const uint64_t* m = c.m68k
     cdef uint64_t v, lane = c.pos & 1
     k[0] = <int>((m[MS_KIND] % MW_N) * 2 + lane)
-    if source == 0:
-        v = m68k_last(m)
+    if source == 0 or source == 4:
+        v = m68k_last(m) if source == 0 else m68k_get(m, MS_LAST2, m68k_slot2(m))
         if lane == 0:
             return <int>(v >> 8)
         return <int>(v & 0xFF) if (v >> 8) == c.c8 & 0xFF else -1
