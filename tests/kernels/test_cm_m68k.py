@@ -124,6 +124,11 @@ def test_contexts_read_the_decoder():
     # 21: a branch's displacement by the last targets
     assert h(words(0x6700, 0x0100, 0x4E71, 0x6600), 21) != \
         h(words(0x6700, 0x0200, 0x4E71, 0x6600), 21)
+    # ... and a d16(An)'s second byte by the d16 last seen with An and that first byte
+    assert h(words(0x206D, 0x1234, 0x4E71, 0x226D) + b"\x12", 21) != \
+        h(words(0x206D, 0x1238, 0x4E71, 0x226D) + b"\x12", 21)
+    assert h(words(0x206C, 0x1234, 0x4E71, 0x226D) + b"\x12", 21) == \
+        h(words(0x206C, 0x1238, 0x4E71, 0x226D) + b"\x12", 21)
     # 22: the previous instruction whole
     assert h(words(0x2F2E, 0x0008, 0x4E71), 22) != h(words(0x2F2E, 0x000C, 0x4E71), 22)
     # 24: a d16(An) by An's last d16, another register's not
@@ -131,6 +136,9 @@ def test_contexts_read_the_decoder():
         h(words(0x202A, 0x0014, 0x4E71, 0x222A), 24)
     assert h(words(0x202B, 0x0014, 0x4E71, 0x222A), 24) == \
         h(words(0x202B, 0x0018, 0x4E71, 0x222A), 24)
+    # ... before an opcode, the last two A-line traps
+    assert h(words(0xA9A0, 0x4E71), 24) != h(words(0xA9A1, 0x4E71), 24)
+    assert h(words(0x4E71, 0x4E71), 24) == h(words(0x4E75, 0x4E71), 24)
 
 
 @pytest.mark.parametrize("code", [CONTEXTS, ALL, PRED])

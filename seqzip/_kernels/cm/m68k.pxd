@@ -31,7 +31,8 @@ cdef enum:  # the words of the state (Context.m68k)
     MS_C0 = 14     # the last four distinct call targets (BSR, JSR d16(PC))
     MS_MASK = 18   # the last MOVEM -(An) mask, its bits reversed (the registers' order)
     MS_AREG = 19   # the last d16 of d16(An) per An, 16 bits each (19: A0-A3, 20: A4-A7)
-    MS_LAST = 21   # the word seen last after each (opcode, index): M68_SLOTS of 16 bits
+    MS_TRAP = 21   # the last two A-line traps (Toolbox and OS calls), the newest lowest
+    MS_LAST = 22   # the word seen last after each (opcode, index): M68_SLOTS of 16 bits
     M68_SLOTS = 8192
     MS_TGT = MS_LAST + M68_SLOTS // 4  # the targets and absolute addresses seen, 32 bits each:
     M68_TGT = 4096                     # the last by their bits 8-31 (hashed), then by 16-31
@@ -284,6 +285,8 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
             else:
                 m[MS_QUEUE] = m68k_words(<int>w, &n)
             m[MS_LEFT], m[MS_IDX] = <uint64_t>n, 1
+            if w >> 12 == 0xA:
+                m[MS_TRAP] = ((m[MS_TRAP] << 16) | w) & 0xFFFFFFFFULL
             if w >> 12 == 6 and w & 0xFF != 0 and w & 0xFF != 0xFF:  # Bcc.S, BRA.S, BSR.S
                 m68k_target(m, MS_C0 if w >> 8 == 0x61 else MS_T0,
                             pos + <uint64_t>(<signed char>(w & 0xFF)))
@@ -324,6 +327,7 @@ cdef inline void m68k_update(uint64_t* m, uint64_t c8, uint64_t pos) noexcept no
                 n = areg
                 m[MS_AREG + (n >> 2)] = (m[MS_AREG + (n >> 2)] & ~(<uint64_t>0xFFFF <<
                                          (16 * (n & 3)))) | (w << (16 * (n & 3)))
+                m68k_tput(m, ((0xA500 | <uint64_t>n) << 16) | w)  # as an address of its own
             elif kind == MW_EXT and (op & 0xFFB8) == 0x48A0:  # MOVEM to -(An): its mask
                 m[MS_MASK] = 0
                 for n in range(16):
@@ -399,6 +403,9 @@ cdef inline uint64_t m68k_seen(const uint64_t* m, uint64_t c8, uint64_t pos) noe
         if lane:
             return m68k_known(m, 0, hi | ((c8 & 0xFF) << 8), 8, 32)
         return m68k_known(m, 0, hi, 16, 32)
+    if kind == MW_D16 and lane:  # a d16(An) seen with this high byte (``m68k_tput``)
+        return m68k_known(m, 0, ((0xA500 | <uint64_t>m68k_areg(m)) << 16) | ((c8 & 0xFF) << 8),
+                          8, 32)
     if kind != MW_BR:
         return 0
     if op >> 12 == 6 and op & 0xFF == 0xFF:  # .L
@@ -422,12 +429,15 @@ cdef inline uint64_t m68k_hash(const uint64_t* m, uint64_t c8, uint64_t pos, uin
     the word seen last at this place (``m68k_last``) and the opcode; (21) in a branch's
     displacement the bytes the last two targets and an address seen predict (``m68k_pred``,
     ``m68k_seen``; in an abs.L, the latter), else the previous
-    three opcodes' high bytes; (22) the previous instruction's words, whole, and the opcode."""
+    three opcodes' high bytes; (22) the previous instruction's words, whole, and the opcode
+    (before an opcode: the instruction before the last); (24) in a d16(An), An and its last
+    d16 (``m68k_areg``), else the opcode's line and size and the previous opcode's low 12
+    bits (before an opcode, with the last two A-line traps)."""
     cdef uint64_t lane = pos & 1, left = m[MS_LEFT] & 15
     cdef uint64_t op = 0 if left == 0 else m[MS_OP] & 0xFFFF
     cdef uint64_t state = (m[MS_KIND] % MW_N) | ((m[MS_IDX] & 15) << 4) | \
         ((0x100 | (c8 & 0xFF)) << 8 if lane else 0)
-    cdef uint64_t prev = m[MS_PREV]
+    cdef uint64_t prev = m[MS_PREV], h
     if left == 0:  # an opcode: the previous one
         prev = (prev << 16) | (m[MS_OP] & 0xFFFF)
     if j == 18:
@@ -449,4 +459,5 @@ cdef inline uint64_t m68k_hash(const uint64_t* m, uint64_t c8, uint64_t pos, uin
     if m[MS_KIND] % MW_N == MW_D16:  # j == 24: d16(An) by An's last d16
         return hash2(tag, state | (<uint64_t>m68k_areg(m) << 20) |
                      (m68k_d16(m, m68k_areg(m)) << 24) | ((op & 0xF1C0) << 40))
-    return hash2(tag, state | ((op & 0xF0C0) << 20) | ((prev & 0xFFF) << 36))
+    h = hash2(tag, state | ((op & 0xF0C0) << 20) | ((prev & 0xFFF) << 36))
+    return hash2(h, m[MS_TRAP]) if left == 0 and m[MS_TRAP] else h  # an opcode: the traps
