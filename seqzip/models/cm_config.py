@@ -151,12 +151,14 @@ class CMConfig:
     # and ModRMs; (17, not a context: CMSpec.x86_pred) the bytes those predict as inputs in
     # the way of a match model (xpred.pxd).  Measured (session 14, preset 112 + 245760, bits
     # 14-17): four x86-64 objects -5.6% by log-loss (.rela.text -50 to -60%, .text -3 to -4%);
-    # (18-22) 68000 by a light decoder (m68k.pxd: the kind of the next word, its index in the
-    # instruction, the opcode) with (18) the previous opcode, (19) the previous two or the
+    # (18-22, 24) 68000 by a light decoder (m68k.pxd: the kind of the next word, its index in
+    # the instruction, the opcode) with (18) the previous opcode, (19) the previous two or the
     # word before, (20) the word seen last at this place, (21) a branch's displacement by the
-    # last two targets, (22) the previous instruction whole; (23, not a context:
-    # CMSpec.m68k_pred) the words those predict as inputs (mpred.pxd).  Measured (session 15,
-    # preset 126 + 0xFC0000, 68000/68020 gcc code): -1.4 to -3.3% by log-loss
+    # last two targets and the addresses seen (also an abs.L's and a d16(An)'s low bytes),
+    # (22) the previous instruction whole, (24) a d16(An) by An's last d16 (before an opcode
+    # with the last two A-line traps); (23, not a context: CMSpec.m68k_pred) the words those
+    # predict as inputs (mpred.pxd).  Measured (session 15, preset 126 + 0x1FC0005 with the
+    # m68k weight set for code): 68000/68020 gcc code -2.3 to -6.5% by log-loss (level 9 alike)
     mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
     # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
     # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
