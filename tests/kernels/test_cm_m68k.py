@@ -141,6 +141,14 @@ def test_contexts_read_the_decoder():
     assert h(words(0x4E71, 0x4E71), 24) == h(words(0x4E75, 0x4E71), 24)
 
 
+def test_weight_set_reads_the_kind_of_word():
+    row = lambda data: cm.py_selector_row(data, cm.SELECTORS["m68k"]) >> 8  # without the node
+    assert row(words(0x4E71)) == 4               # an opcode's first byte: the last opcode's
+    assert row(words(0x4E71) + b"\x20") == 16 + 2  # its second: the first byte's high nibble
+    assert row(words(0x206E)) == 32 + 2 * D16     # an operand: its kind and lane
+    assert row(words(0x206E) + b"\x00") == 32 + 2 * D16 + 1
+
+
 @pytest.mark.parametrize("code", [CONTEXTS, ALL, PRED])
 def test_round_trips_and_determinism(code):
     rng = random.Random(code)

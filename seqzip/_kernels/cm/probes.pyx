@@ -223,13 +223,15 @@ def py_selector_row(bytes data, int selector, int node=1):
     cdef Cursor at
     ctx_x86_init(c, True)
     ctx_words2_init(c, True)
+    c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))  # (the m68k set's decoder)
     try:
         for b in data:
             ctx_update(c, b, b)
         at.A, at.B, at.node, at.depth, at.gnode = 256, 8, node, node.bit_length() - 1, 1
         at.to_byte, at.ctx = NULL, c
-        return selector_row(selector, &at, 0, 0, 0)
+        return selector_row(selector, &at, 0, 0, 0) if c.m68k != NULL else -1
     finally:
+        free(c.m68k)
         free(c.history)
         free(c)
 
