@@ -475,7 +475,8 @@ class CMConfig:
         # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
         # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);
         # the last mix (post.pxd); code bits 13-17: the x86 relocation sites (a byte per history
-        # byte) and the predicted bytes' maps (xpred.pxd)
+        # byte) and the predicted bytes' maps (xpred.pxd); code bits 18-24: the 68000 decoder's
+        # state (m68k.pxd's M68_N words, 45 KB) and the predicted words' maps (mpred.pxd)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
