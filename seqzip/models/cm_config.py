@@ -470,13 +470,13 @@ class CMConfig:
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
             (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6 + \
             ((self.code >> 13) % 32 > 0) * ((1 << self.history_bits) + 4096) + \
-            (self.code >> 18 > 0) * 57344
+            (self.code >> 18 > 0) * 65536
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
         # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);
         # the last mix (post.pxd); code bits 13-17: the x86 relocation sites (a byte per history
         # byte) and the predicted bytes' maps (xpred.pxd); code bits 18-24: the 68000 decoder's
-        # state (m68k.pxd's M68_N words, 45 KB) and the predicted words' maps (mpred.pxd)
+        # state (m68k.pxd's M68_N words, 53 KB) and the predicted words' maps (mpred.pxd, 8 KB)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:
