@@ -22,6 +22,7 @@ WORD_CONTEXTS = (0, 2, 4, 8)  # word contexts at word levels 0..3
 SPARSE_CONTEXTS = (0, 3, 6)   # sparse contexts at sparse levels 0..2
 FIT_MIN_BITS, FIT_EXTRA_BITS = 16, 7  # ``fit``: the table's slots for a known length
 X86_PRED_BIT, X86_PRED_INPUTS = 17, 5  # code's bit of the x86 predicted bytes (not a context)
+M68K_PRED_BIT, M68K_PRED_INPUTS = 23, 5  # ... of the 68000 predicted words (mpred.pxd)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class CMSpec:
     net_sel: int = 0  # the network's prediction as context, a bit mask (netsel.pxd)
     cx_inputs: int = 0  # more inputs per hashed context, a bit mask (cxinputs.pxd)
     x86_pred: bool = False  # code bit 17: the x86 predicted bytes' inputs (xpred.pxd)
+    m68k_pred: bool = False  # code bit 23: the 68000 predicted words' inputs (mpred.pxd)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,9 @@ class CMConfig:
     # node -- issue 20: level 1 with c12n for node codes Canterbury 1.8% smaller; code, code32:
     # the lane in the aligned 16- or 32-bit word, its first byte's high nibble, the node;
     # x86: the x86 decoder's stage and operand bytes left or prefixes, the node -- in place of
-    # c12n with code=960 x86-64 objects -1.7% more at level 6)
+    # c12n with code=960 x86-64 objects -1.7% more at level 6; m68k: the 68000 decoder's kind
+    # of word and lane, in an opcode its first byte's high nibble, the node: in place of code
+    # with code bits 18-23 68000 code -0.7 to -1.7% more at level 6)
     layer2: bool = True  # a second layer mixes the sets' outputs (else they are averaged)
     optimizer: str = "qdh"  # the mixer's training: Ollivier's QDH, "sgd" or "adam"
     rate: float = 1.0  # learning rate of the first layer (QDH: of its Newton step)
@@ -146,7 +150,15 @@ class CMConfig:
     # displacements and immediates seen in .text: x86_sites); (15) the previous three opcodes
     # and ModRMs; (17, not a context: CMSpec.x86_pred) the bytes those predict as inputs in
     # the way of a match model (xpred.pxd).  Measured (session 14, preset 112 + 245760, bits
-    # 14-17): four x86-64 objects -5.6% by log-loss (.rela.text -50 to -60%, .text -3 to -4%)
+    # 14-17): four x86-64 objects -5.6% by log-loss (.rela.text -50 to -60%, .text -3 to -4%);
+    # (18-22, 24) 68000 by a light decoder (m68k.pxd: the kind of the next word, its index in
+    # the instruction, the opcode) with (18) the previous opcode, (19) the previous two or the
+    # word before, (20) the word seen last at this place, (21) a branch's displacement by the
+    # last two targets and the addresses seen (also an abs.L's and a d16(An)'s low bytes),
+    # (22) the previous instruction whole, (24) a d16(An) by An's last d16 (before an opcode
+    # with the last two A-line traps); (23, not a context: CMSpec.m68k_pred) the words those
+    # predict as inputs (mpred.pxd).  Measured (session 15, preset 126 + 0x1FC0005 with the
+    # m68k weight set for code): 68000/68020 gcc code -2.3 to -6.5% by log-loss (level 9 alike)
     mix_init: int = 0  # the mixer's start: 0 every weight at 0; 1 each first-layer row's
     # input weights summing to 2 (a mean of the inputs' log-odds, the bias at 0) and a prior
     # curvature of 16 samples, not 4, that keeps rare rows near that mean (issue 20: level 1
@@ -316,7 +328,8 @@ class CMConfig:
             tuple((KINDS["aligned16"], j) for j in range(5) if self.aligned16 >> j & 1) + \
             tuple((KINDS["numeric"], j) for j in range(7) if self.numeric >> j & 1) + \
             tuple((KINDS["markup"], j) for j in range(13) if self.markup >> j & 1) + \
-            tuple((KINDS["code"], j) for j in range(X86_PRED_BIT) if self.code >> j & 1) + \
+            tuple((KINDS["code"], j) for j in range(M68K_PRED_BIT + 2)
+                  if self.code >> j & 1 and j != X86_PRED_BIT and j != M68K_PRED_BIT) + \
             tuple((KINDS["rows"], j) for j in range(8) if self.rows >> j & 1) + \
             tuple((KINDS["words2"], j) for j in range(16) if self.words2 >> j & 1)
         matches = tuple(m for m in (self.match, self.match2) if m)
@@ -329,7 +342,8 @@ class CMConfig:
             bin(self.rows >> 8).count("1") + bin(self.runs & 7).count("1") + \
             (len(contexts) if self.runs & 16 else len(orders) if self.runs & 8 else 0) + \
             len(contexts) * bin(self.cx_inputs & 7).count("1") + (self.cx_inputs >> 3 & 1) + \
-            X86_PRED_INPUTS * (self.code >> X86_PRED_BIT & 1)
+            X86_PRED_INPUTS * (self.code >> X86_PRED_BIT & 1) + \
+            M68K_PRED_INPUTS * (self.code >> M68K_PRED_BIT & 1)
         if len(contexts) > LIMITS["contexts"] or n_experts > LIMITS["symbol_experts"] or \
                 n_inputs > LIMITS["inputs"]:
             raise ValueError(f"at most {LIMITS['contexts']} hashed contexts, "
@@ -346,7 +360,8 @@ class CMConfig:
                       row_maps=self.rows >> 8, sse=self.sse, runs=self.runs,
                       post=self.post, post_mode=self.post_mode, floats=self.floats,
                       net_sel=self.net_sel, cx_inputs=self.cx_inputs,
-                      x86_pred=bool(self.code >> X86_PRED_BIT & 1))
+                      x86_pred=bool(self.code >> X86_PRED_BIT & 1),
+                      m68k_pred=bool(self.code >> M68K_PRED_BIT & 1))
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -430,7 +445,8 @@ class CMConfig:
         sizes = {"node": 1 << B, "match": 48 * 8, "c1": A, "order": (n_contexts + 1) * 8,
                  "gate": 1, "c2": 256 * 8, "word": 16 * 4 * 8, "net": 64 * 8,
                  "c1n": 16 << B, "c12n": 64 << B, "ordern": 8 << B, "code": 64 << B,
-                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "words2": 8 * 4 * 4 * 8,
+                 "code32": 128 << B, "pixel": 512, "x86": 64 << B, "m68k": 64 << B,
+                 "words2": 8 * 4 * 4 * 8,
                  "netp": 16 * 8, "nettop": 16 * 8}
         mixer = sum(3 * 8 * sizes[s] * n_inputs for s in self.sets.split(",") if s)
         mixer += 3 * 8 * (1 << B) * 9 + 3 * 8 * (1 << B) * self.gate_units * n_inputs
@@ -453,12 +469,14 @@ class CMConfig:
             (self.runs > 0) * ((1 << self.table_bits) + 6 * 4 * 12288) + \
             post_bytes(self.post, self.post_mode, n_inputs, self.spec, self.apm, self.sse) + \
             (self.cx_inputs >> 2 & 1) * n_contexts * 8 * 256 * 6 + \
-            (self.code >> 13 > 0) * ((1 << self.history_bits) + 4096)
+            ((self.code >> 13) % 32 > 0) * ((1 << self.history_bits) + 4096) + \
+            (self.code >> 18 > 0) * 65536
         # markup, the row detector, maps, sse's tables; runs.pxd: the table (2^(table_bits - 2)
         # entries of 4 bytes), maps of 4,096 indices, of 256 per context (48 at least) twice
         # and of 128 per context (36,864 at 48 contexts, 45,056 at 64: 4 x 12,288 bounds them);
         # the last mix (post.pxd); code bits 13-17: the x86 relocation sites (a byte per history
-        # byte) and the predicted bytes' maps (xpred.pxd)
+        # byte) and the predicted bytes' maps (xpred.pxd); code bits 18-24: the 68000 decoder's
+        # state (m68k.pxd's M68_N words, 53 KB) and the predicted words' maps (mpred.pxd, 8 KB)
         total += experts_memory(self.experts, A)
         network = self.network_model_config()
         if network is not None:

@@ -50,7 +50,7 @@ def synthetic_object(n_sites: int = 300, seed: int = 5) -> bytes:
 
 def test_bound_spec_and_inputs():
     with pytest.raises(ValueError):
-        CMConfig(code=1 << 18)
+        CMConfig(code=1 << 25)
     assert CMConfig(code=PRED).spec.contexts == CMConfig().spec.contexts
     assert CMConfig(code=PRED).spec.x86_pred and not CMConfig(code=1 << 16).spec.x86_pred
     assert CMConfig(code=(1 << 13) | (1 << 16)).spec.contexts[-2:] == ((CODE, 13), (CODE, 16))

@@ -23,7 +23,7 @@ CONFIG_BOUNDS = {
     "match": (0, 64), "match2": (0, 64),  # minimum match lengths (0: off), each 0 or >= 2
     "word": (0, 3), "sparse": (0, 2), "record": (0, 2), "indirect": (0, 1),
     "columns": (0, 1), "text": (0, 1), "aligned": (0, 1), "image": (0, 2),
-    "markup": (0, 8191), "code": (0, 262143),
+    "markup": (0, 8191), "code": (0, (1 << 25) - 1),
     "gate_units": (0, 64),
     "aligned16": (0, 31), "numeric": (0, 127),  # bit masks of their contexts
     "samples": (0, 1), "runs": (0, 31),  # runs: a bit mask of its inputs (runs.pxd)

@@ -16,6 +16,7 @@ from seqzip._kernels.cm.field cimport F_BYTES, F_INT, F_U64
 from seqzip._kernels.cm.tables cimport BIG_HUGE, big_calloc, hash2
 from seqzip._kernels.cm.x86 cimport (X86_N, XG_N, XH_BASE, XH_N, XS_DATA, XS_MODRM, XS_OP,
                                      XS_STAGE, x86_end, x86_sites, x86_track, x86_update)
+from seqzip._kernels.cm.m68k cimport M68_N, m68k_update
 
 
 cdef enum:
@@ -128,6 +129,7 @@ cdef struct Context:
     bint x86hist                 # code bits 13-16: the instruction history (XH_*) too
     uint64_t x86h[XH_N]
     uint8_t* x86sites            # ... and the relocation sites, a byte per history byte
+    uint64_t* m68k               # 68000 code contexts: the decoder's state (m68k.pxd; NULL: off)
     uint32_t* bin2               # indirect2: its histories and distances (bin2.pxd; NULL: off)
 
 
@@ -171,6 +173,7 @@ cdef inline int ctx_init(Context* c, int history_bits, bint records, bint period
     c.text_state[0] = c.text_state[1] = 0
     c.x86 = c.x86hist = False
     c.x86sites = NULL
+    c.m68k = NULL
     c.words2 = False
     return -1 if c.history == NULL or ctx_rows_init(c, rows) < 0 else 0
 
@@ -180,6 +183,7 @@ cdef inline void ctx_free(Context* c) noexcept nogil:
     free(c.rows)
     free(c.bin2)
     free(c.x86sites)
+    free(c.m68k)
 
 
 cdef inline int ctx_bin2_init(Context* c, bint on) noexcept nogil:
@@ -272,19 +276,6 @@ cdef inline void ctx_markup_init(Context* c, int markup) noexcept nogil:
     c.mk[MK_LINE] = <uint64_t>1 << 16
 
 
-cdef inline int ctx_x86_init(Context* c, bint x86, bint hist=False) noexcept nogil:
-    """With x86 code contexts (after ``ctx_init``): the decoder on, before an opcode (and with
-    ``hist`` its instruction history and relocation sites, x86.pxd's XH_*); -1 when out of
-    memory."""
-    c.x86 = x86
-    c.x86hist = hist and x86
-    memset(c.x86s, 0, sizeof(c.x86s))
-    memset(c.x86h, 0, sizeof(c.x86h))
-    if c.x86hist:
-        c.x86sites = <uint8_t*>calloc(c.history_mask + 1, 1)
-        if c.x86sites == NULL:
-            return -1
-    return 0
 cdef inline void ctx_words2_init(Context* c, bint on) noexcept nogil:
     """With kind words2's contexts (after ``ctx_init``): its trackers on, zeroed."""
     c.words2 = on
@@ -633,6 +624,8 @@ cdef inline void ctx_update(Context* c, uint8_t b, int x) noexcept nogil:
                       c.history_mask)
             if c.pos == c.x86h[XH_BASE]:  # .text begins with an instruction
                 x86_end(c.x86s)
+    if c.m68k != NULL:
+        m68k_update(c.m68k, c.c8, c.pos)
     if b == 10:
         c.prev_line_start = c.line_start
         c.line_start = c.pos
@@ -696,6 +689,8 @@ cdef inline list ctx_fields(Context* c):
     if c.x86hist:
         out += [("x86h", F_BYTES, <size_t>&c.x86h[0], sizeof(c.x86h), True),
                 ("x86sites", F_BYTES, <size_t>c.x86sites, c.history_mask + 1, True)]
+    if c.m68k != NULL:
+        out.append(("m68k", F_BYTES, <size_t>c.m68k, M68_N * sizeof(uint64_t), True))
     if c.words2:
         out.append(("words2", F_BYTES, <size_t>&c.w2[0], sizeof(c.w2), True))
     if c.rows != NULL:

@@ -209,9 +209,7 @@ cdef class CMKernel(Kernel):
         self.at.A, self.at.B, self.at.to_byte, self.at.ctx = A, self.B, self.to_byte, &self.ctx
         self.at.big = BIG_PLAIN if 0 < size_hint <= SMALL_INPUT else BIG_POPULATE
         self._build_bank(spec)
-        self.n_inputs = 1
-        for i in range(self.n_bank):
-            self.n_inputs += self.bank[i].n_inputs
+        self.n_inputs = 1 + sum([self.bank[i].n_inputs for i in range(self.n_bank)])
         if self.n_inputs > MAX_INPUTS:
             raise ValueError("too many inputs")
         self._init_mixer(spec)
@@ -261,8 +259,9 @@ cdef class CMKernel(Kernel):
             self._add(runs_build, spec, <size_t>self.cx)
         if getattr(spec, "cx_inputs", 0):  # more inputs per hashed context (cxinputs.pxd)
             self._add(ci_build, spec, <size_t>self.cx)
-        if getattr(spec, "x86_pred", 0):  # x86 predicted bytes (code bit 17, xpred.pxd)
-            self._add(xp_build, spec)
+        for i in range(2):  # predicted bytes: x86 (code bit 17, xpred.pxd), 68000 (23, mpred)
+            if getattr(spec, ("x86_pred", "m68k_pred")[i], 0):
+                self._add(xp_build, spec, i)
         self._add(se_build, spec, self.owned)
         return 0
 

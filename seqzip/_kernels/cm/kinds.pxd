@@ -18,6 +18,7 @@ from seqzip._kernels.cm.context cimport (MK_ATTR, MK_DEPTH, MK_DEPTH_MAX, MK_ELP
                                          ctx_row_length)
 from seqzip._kernels.cm.bin2 cimport b2_indirect_hash, b2_sparse_hash
 from seqzip._kernels.cm.tables cimport hash2
+from seqzip._kernels.cm.m68k cimport m68k_hash
 from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XG_OP, XH_BASE, XH_OPM, XH_RKIND, XH_RPRED,
                                      XH_RSTART, XH_T0, XS_DATA, XS_LEFT, XS_MODRM, XS_OP,
                                      XS_PREV, XS_STAGE, XS_INDEX, XS_LAST, x86_rel_jump)
@@ -426,9 +427,12 @@ cdef inline uint64_t code_hash(const Context* c, uint64_t tag, int j) noexcept n
     CALL/JMP rel32 (E8, E9) or a near Jcc (0F 8x) within the last four bytes and the operand's
     bytes so far (0: none, then the last byte).  j = 6-9: x86 with the light decoder's state
     (x86.pxd, ``x86_hash``); j = 10-12: 32-bit big-endian RISC words (``risc_hash``); j =
-    13-16: x86 with the instruction history (``x86h_hash``)."""
+    13-16: x86 with the instruction history (``x86h_hash``); j = 18-22: 68000 with the light
+    decoder's state (m68k.pxd, ``m68k_hash``)."""
     cdef int k = <int>(c.pos & 1), i, n
     cdef uint64_t h, w
+    if j >= 18:
+        return m68k_hash(c.m68k, c.c8, c.pos, tag, j)
     if j >= 13:
         return x86h_hash(c, tag, j)
     if j >= 10:
@@ -618,7 +622,15 @@ cdef inline tuple x86_trackers(contexts, bint predicted=False):
     ``ctx_x86_init``'s flags."""
     cdef bint decoder = predicted, history = predicted
     for kind, j in contexts:
-        if kind == K_CODE and (6 <= j <= 9 or j >= 13):
+        if kind == K_CODE and (6 <= j <= 9 or 13 <= j <= 16):
             decoder = True
             history = history or j >= 13
     return decoder, history
+
+
+cdef inline bint m68k_on(contexts):
+    """Whether the contexts ((kind, j) pairs) need the 68000 decoder (code 18-22)."""
+    for kind, j in contexts:
+        if kind == K_CODE and (18 <= j <= 22 or j == 24):
+            return True
+    return False

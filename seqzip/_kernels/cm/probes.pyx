@@ -3,7 +3,7 @@
 squash and stretch, the StateMap rule, one mixer row's step, the context kinds' hashes (each
 a ``py_`` wrapper of its .pxd); a kernel's interface run without the interpreter lock."""
 import numpy as np
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 
 from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
@@ -11,9 +11,11 @@ from seqzip._core cimport BIT_MODE, Kernel, ModelInterface
 from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport (Context, ctx_bin2_init, ctx_free, ctx_init,
                                          ctx_markup_init, ctx_row_length, ctx_update,
-                                         ctx_words2_init, ctx_x86_init)
+                                         ctx_words2_init)
 from seqzip._kernels.cm.kinds cimport (K_CODE, N_KINDS, kind_function, kind_hash, kind_tag,
-                                       x86_trackers)
+                                       m68k_on, x86_trackers)
+from seqzip._kernels.cm.m68k cimport M68_N, MS_LAST
+from seqzip._kernels.cm.xpred cimport ctx_x86_init
 from seqzip._kernels.cm.mixer cimport (MIX_MAX_SETS, Mixer, Optimiser, mixer_predict,
                                        mixer_predict_sets, mixer_train, mixer_train_sets)
 from seqzip._kernels.cm.experts cimport SymbolExperts, se_find_top, se_init, se_top_input
@@ -139,7 +141,9 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
     x86 = x86_trackers(contexts)
     ctx_x86_init(c, x86[0], x86[1])
     ctx_words2_init(c, words2)
-    if ctx_bin2_init(c, bin2):
+    if m68k_on(contexts):
+        c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
+    if ctx_bin2_init(c, bin2) or (m68k_on(contexts) and c.m68k == NULL):
         ctx_free(c)
         free(c)
         raise MemoryError()
@@ -194,6 +198,22 @@ def py_x86_states(bytes data):
         free(c)
 
 
+def py_m68k_states(bytes data):
+    """The 68000 decoder's state (m68k.pxd: its first ``MS_LAST`` words) after each byte of
+    ``data``, from a fresh context state."""
+    cdef Context* c = _fresh_context(False, False, False)
+    c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
+    out = []
+    try:
+        for b in data:
+            ctx_update(c, b, b)
+            out.append(tuple(c.m68k[i] for i in range(MS_LAST)))
+        return out
+    finally:
+        ctx_free(c)
+        free(c)
+
+
 def py_selector_row(bytes data, int selector, int node=1):
     """The row a weight set with ``selector`` (an id of ``SELECTORS``; one that reads only
     the context state) takes after ``data`` (bytes of the alphabet 0..255) at ``node`` of the
@@ -203,13 +223,15 @@ def py_selector_row(bytes data, int selector, int node=1):
     cdef Cursor at
     ctx_x86_init(c, True)
     ctx_words2_init(c, True)
+    c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))  # (the m68k set's decoder)
     try:
         for b in data:
             ctx_update(c, b, b)
         at.A, at.B, at.node, at.depth, at.gnode = 256, 8, node, node.bit_length() - 1, 1
         at.to_byte, at.ctx = NULL, c
-        return selector_row(selector, &at, 0, 0, 0)
+        return selector_row(selector, &at, 0, 0, 0) if c.m68k != NULL else -1
     finally:
+        free(c.m68k)
         free(c.history)
         free(c)
 

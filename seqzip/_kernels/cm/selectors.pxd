@@ -4,6 +4,7 @@ from seqzip._kernels.cm.component cimport Cursor
 from seqzip._kernels.cm.context cimport W2_NEST, W2_POS, Context, byte_class
 from seqzip._kernels.cm.image cimport image_pixel_row
 from seqzip._kernels.cm.x86 cimport XG_DATA, XG_N, XS_LEFT, XS_OP, XS_STAGE
+from seqzip._kernels.cm.m68k cimport MS_KIND, MS_LEFT, MS_OP, MW_N
 from libc.stdint cimport uint64_t
 
 cdef enum:
@@ -25,7 +26,8 @@ cdef enum:
     SEL_WORDS2 = 15      # the word's length, the last byte's kind, the word's place (words2)
     SEL_NETP = 16        # the network's P(1) for the bit in 16 buckets, the depth (netsel.pxd)
     SEL_NETTOP = 17      # the network's top symbol: agree, its next bit, confidence; the depth
-    N_SELECTORS = 18
+    SEL_M68K = 18        # 68000 code: the decoder's kind of word, the lane, the node (m68k.pxd)
+    N_SELECTORS = 19
     NET_PATTERNS = 64    # SEL_NET's patterns (six signs)
 
 
@@ -35,7 +37,7 @@ cdef inline dict selector_ids():
             "gate": SEL_GATE, "c2": SEL_C2, "word": SEL_WORD, "net": SEL_NET,
             "c1n": SEL_C1N, "c12n": SEL_C12N, "ordern": SEL_ORDERN, "code": SEL_CODE,
             "code32": SEL_CODE32, "pixel": SEL_PIXEL, "x86": SEL_X86,
-            "words2": SEL_WORDS2, "netp": SEL_NETP, "nettop": SEL_NETTOP}
+            "words2": SEL_WORDS2, "netp": SEL_NETP, "nettop": SEL_NETTOP, "m68k": SEL_M68K}
 
 
 cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogil:
@@ -65,7 +67,7 @@ cdef inline int selector_rows(int sel, int A, int B, int n_hashed) noexcept nogi
         return 128 << B
     if sel == SEL_PIXEL:
         return 512
-    if sel == SEL_X86:
+    if sel == SEL_X86 or sel == SEL_M68K:
         return 64 << B
     if sel == SEL_WORDS2:
         return 8 * 4 * 4 * 8
@@ -116,6 +118,17 @@ cdef inline int x86_row(const Context* c) noexcept nogil:
     return stage * 8 + <int>((s[XS_OP] >> 13) & 7)
 
 
+cdef inline int m68k_row(const Context* c) noexcept nogil:
+    """SEL_M68K's row without the node (0..63): in an opcode word the lane and the high nibble
+    of its first byte (the previous opcode's in lane 0); in an operand the kind of word
+    (m68k.pxd's MW_*), the lane and whether it is the instruction's last word."""
+    cdef const uint64_t* m = c.m68k
+    cdef int lane = <int>(c.pos & 1)
+    if m[MS_LEFT] & 15 == 0:
+        return (lane * 16 + <int>((c.c8 >> 4) & 15 if lane else (m[MS_OP] >> 12) & 15))
+    return 32 + <int>(m[MS_KIND] % MW_N) * 2 + lane
+
+
 cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pattern,
                              int match_state) noexcept nogil:
     """The row of a set with selector ``sel`` for the bit at the cursor."""
@@ -152,6 +165,8 @@ cdef inline int selector_row(int sel, const Cursor* at, int n_known, int net_pat
         return x86_row(at.ctx) << at.B | at.node
     if sel == SEL_WORDS2:
         return words2_row(at.ctx) * 8 + depth
+    if sel == SEL_M68K:
+        return m68k_row(at.ctx) << at.B | at.node
     return 0
 
 

@@ -9,12 +9,15 @@
 # bits agree with it (else 0).
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
 from seqzip._kernels.cm.component cimport (WALK_BEGIN, WALK_END, Component, Cursor,
                                            nothing_begin)
-from seqzip._kernels.cm.context cimport Context, ctx_back, ctx_x86_init
+from seqzip._kernels.cm.context cimport Context, ctx_back
 from seqzip._kernels.cm.field cimport F_BYTES
-from seqzip._kernels.cm.kinds cimport x86_target, x86_trackers
-from seqzip._kernels.cm.selectors cimport SEL_X86
+from seqzip._kernels.cm.kinds cimport m68k_on, x86_target, x86_trackers
+from seqzip._kernels.cm.m68k cimport M68_N
+from seqzip._kernels.cm.mpred cimport mp_build
+from seqzip._kernels.cm.selectors cimport SEL_M68K, SEL_X86
 from seqzip._kernels.cm.match cimport index_of
 from seqzip._kernels.cm.tables cimport StateMap, sm_learn, sm_stretch
 from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XH_RPRED, XH_RSTART, XH_T0, XS_LEFT, XS_OP,
@@ -136,9 +139,13 @@ cdef inline list xp_c_fields(void* s):
 
 cdef inline int xp_build(Component* c, const Cursor* at, object spec, object arg,
                          int index) except -1:
-    """The x86 predicted bytes' inputs (code bit 17, ``CMSpec.x86_pred``)."""
-    cdef XPred* m = <XPred*>calloc(1, sizeof(XPred))
+    """The x86 predicted bytes' inputs (code bit 17, ``CMSpec.x86_pred``); with ``arg`` 1 the
+    68000 predicted words' (code bit 23, ``CMSpec.m68k_pred``: mpred.pxd)."""
+    cdef XPred* m
     cdef int i
+    if arg == 1:
+        return mp_build(c, at, spec, arg, index)
+    m = <XPred*>calloc(1, sizeof(XPred))
     if m == NULL:
         raise MemoryError()
     c.state, c.free, c.n_inputs = m, xp_c_free, XP_SOURCES
@@ -157,11 +164,32 @@ cdef inline int xp_build(Component* c, const Cursor* at, object spec, object arg
     return 0
 
 
+cdef inline int ctx_x86_init(Context* c, bint x86, bint hist=False) noexcept nogil:
+    """With x86 code contexts (after ``ctx_init``): the decoder on, before an opcode (and with
+    ``hist`` its instruction history and relocation sites, x86.pxd's XH_*); -1 when out of
+    memory."""
+    c.x86 = x86
+    c.x86hist = hist and x86
+    memset(c.x86s, 0, sizeof(c.x86s))
+    memset(c.x86h, 0, sizeof(c.x86h))
+    if c.x86hist:
+        c.x86sites = <uint8_t*>calloc(c.history_mask + 1, 1)
+        if c.x86sites == NULL:
+            return -1
+    return 0
+
+
 cdef inline int xp_context_init(Context* c, spec) except -1:
     """The x86 decoder on the context state when ``spec``'s contexts (code bits 6-9, 13-16),
     its weight sets (x86) or the predicted bytes (``x86_pred``) read it, and its instruction
-    history and relocation sites when bits 13-17 do."""
+    history and relocation sites when bits 13-17 do; the 68000 decoder (m68k.pxd) when code
+    bits 18-23 do."""
     x86 = x86_trackers(spec.contexts, getattr(spec, "x86_pred", False))
     if ctx_x86_init(c, x86[0] or SEL_X86 in spec.selectors, x86[1]):
         raise MemoryError()
+    if m68k_on(spec.contexts) or getattr(spec, "m68k_pred", False) or \
+            SEL_M68K in spec.selectors:
+        c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
+        if c.m68k == NULL:
+            raise MemoryError()
     return 0
