@@ -299,6 +299,10 @@ GOLDEN_STREAMS_VARIANTS = {
     # and the x86 variants of levels 6 and 9 with the relocation sites and predicted bytes
     ("cm", 131): (72, "8d5e2dae7896d9fe3f6b8c4803b4cb747890fb8cd884455a07666a6fcad5c8aa"),
     ("cm", 132): (72, "ef1dbd026f6fc9be323e3c88b4063ee252871c0291cf7c30c849d1e64a2747a1"),
+    # round thirteen (format 26): the 68000 variants of levels 6 and 9 with the 68000 decoder's
+    # contexts, predicted words and weight set
+    ("cm", 136): (68, "711914add71d17c2fa446b4e54bf76ee54a2e1a4ec9f845dc726725da7df3a1a"),
+    ("cm", 137): (68, "bc06d686b03d2a3688e8fa85788a7874057d6b48b8f9dccd7874de0c3ab682c1"),
 }
 
 
@@ -429,7 +433,9 @@ PRESETS_SHA256_LATER = {
            (131, 132):
                "90612d64e23e1ce1d8c2f6707174c31518c8a111268263b627632e511d8f499e",
            (133, 134):
-               "aae51690747f5994d47831523025f5967caf5e9986528707546729a9e6cac784"},
+               "aae51690747f5994d47831523025f5967caf5e9986528707546729a9e6cac784",
+           (136, 137):
+               "3cd66618bccbe19d51c57899e6a8609038e6cf2fdd7239269bc66dc51077b29a"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -333,6 +333,23 @@ DATA_VARIANTS[122] = dict(DATA_VARIANTS[122], x86=132)
 # first 200 KB -1.23%, alice29.txt's first 80 KB +0.0005%.
 PRESETS.update({133: dict(PRESETS[121], markup=3598), 134: dict(PRESETS[122], markup=3630)})
 DATA_VARIANTS.update({133: DATA_VARIANTS[121], 134: DATA_VARIANTS[122]})
+# Round thirteen's 68000 variants (format 26 names ids 136 and 137): levels 6's and 9's (126 and
+# 130) with code bits 18-24 (code 0x1FC0005) and the m68k weight set for the code set (helper
+# m68k15): a light 68000 decoder (m68k.pxd: the kind of each word -- opcode, extension word,
+# branch displacement, MOVEM mask, MacsBug name -- and its place in the instruction) keys the
+# previous one or two opcodes (18, 19), the word seen last at this place (20), a branch's
+# displacement by the last targets and the addresses seen (21), the previous instruction
+# whole (22) and a d16(An) by An's last one (24); five mixer inputs from the words those
+# predict (23, mpred.pxd).  By log-loss at level 6 on 68000/68020 gcc code (57 KB of objects,
+# 31 KB of .text with LINK frames, 24 KB of -mshort objects, 40 KB of .text with MacsBug
+# names, a 543 KB program): -3.0%, -5.1%, -2.3%, -4.4%, -6.5%; level 9 the same; CPU 0-15%
+# more (helper's paired runs, loaded).
+_add_variants({136: (133, dict(PRESETS[126], code=0x1FC0005,
+                                sets="m68k,match,ordern,c1,word,c2")),
+               137: (134, dict(PRESETS[130], code=0x1FC0005,
+                                sets="m68k,match,ordern,c1,word,c2"))})
+DATA_VARIANTS[133] = dict(DATA_VARIANTS[133], m68k=136)
+DATA_VARIANTS[134] = dict(DATA_VARIANTS[134], m68k=137)
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
 LEVEL_IDS = {1: 48, 6: 133, 9: 134}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}

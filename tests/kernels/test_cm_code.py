@@ -173,8 +173,9 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     weight set; 65, 70 since round six), other binary data into the binary variants (34, 35;
     62, 67 since round six; level 6's 103 and 100 since round nine, 114 and 111 since round
     eleven; level 9's 117 without the network since round eleven; 126 and 123, 130 and 127,
-    the same with tables sized to the input, since round twelve); the stream names the
-    variant."""
+    the same with tables sized to the input, since round twelve; 136 and 137, the 68000
+    decoder's contexts and inputs with the m68k weight set, since round thirteen); the stream
+    names the variant."""
     from seqzip.models.cm import looks_like_68000
     from seqzip.session import _scan_profile
     code = b"".join(_m68k_function(k) for k in range(300))
@@ -184,14 +185,14 @@ def test_68000_code_takes_the_level_variant_with_the_code_contexts():
     assert not looks_like_68000(_scan_profile(io.BytesIO(other))[1].words)
     # at an odd offset the words are not instructions
     assert not looks_like_68000(_scan_profile(io.BytesIO(b"\x01" + code))[1].words)
-    for level, m68k, binary in ((6, 126, 123), (9, 130, 127)):
+    for level, m68k, binary in ((6, 136, 123), (9, 137, 127)):
         base = CMConfig.for_level(level)
         assert CMConfig.DATA_VARIANTS[CMConfig.PRESET_IDS[level]]["m68k"] == m68k
         variant = base.for_data(b"\x00", profile)
-        assert variant == CMConfig.for_preset_id(m68k) and variant.code == 5
-        assert "code" in variant.sets.split(",") and variant.aligned16 == 0
+        assert variant == CMConfig.for_preset_id(m68k) and variant.code == 0x1FC0005
+        assert "m68k" in variant.sets.split(",") and variant.aligned16 == 0
         assert base.for_data(b"\x00", _scan_profile(io.BytesIO(other))[1]) == \
             CMConfig.for_preset_id(binary)
     packed = seqzip.compress(code, 6)
-    assert parse_header(packed)[0].config == bytes([126])  # format 24 (band 8): id 126
+    assert parse_header(packed)[0].config == bytes([136])  # format 26 (band 9): id 136
     assert seqzip.decompress(packed) == code
