@@ -14,8 +14,8 @@ from seqzip._kernels.cm.context cimport (Context, ctx_bin2_init, ctx_free, ctx_i
                                          ctx_words2_init)
 from seqzip._kernels.cm.kinds cimport (K_CODE, N_KINDS, kind_function, kind_hash, kind_tag,
                                        m68k_on, x86_trackers)
-from seqzip._kernels.cm.m68k cimport M68_N, MS_LAST
-from seqzip._kernels.cm.xpred cimport ctx_x86_init
+from seqzip._kernels.cm.m68k cimport MS_LAST
+from seqzip._kernels.cm.xpred cimport ctx_m68k_init, ctx_x86_init
 from seqzip._kernels.cm.mixer cimport (MIX_MAX_SETS, Mixer, Optimiser, mixer_predict,
                                        mixer_predict_sets, mixer_train, mixer_train_sets)
 from seqzip._kernels.cm.experts cimport SymbolExperts, se_find_top, se_init, se_top_input
@@ -141,9 +141,7 @@ def py_context_hashes(bytes data, list contexts, bint records=True, bint periods
     x86 = x86_trackers(contexts)
     ctx_x86_init(c, x86[0], x86[1])
     ctx_words2_init(c, words2)
-    if m68k_on(contexts):
-        c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
-    if ctx_bin2_init(c, bin2) or (m68k_on(contexts) and c.m68k == NULL):
+    if ctx_bin2_init(c, bin2) or ctx_m68k_init(c, m68k_on(contexts)):
         ctx_free(c)
         free(c)
         raise MemoryError()
@@ -182,36 +180,37 @@ def py_float_codec(uint32_t w, double v, int f):
     return float_value(w, f), float_key(w), ibm_normal(w), float_encode(v, f)
 
 
+cdef list _states_after(Context* c, bytes data, const uint64_t* words, int n):
+    """The ``n`` decoder words at ``words`` after each byte of ``data`` fed to ``c`` (a fresh
+    context state with that decoder on), which it frees."""
+    out = []
+    try:
+        for b in data:
+            ctx_update(c, b, b)
+            out.append(tuple(words[i] for i in range(n)))
+        return out
+    finally:
+        ctx_free(c)
+        free(c)
+
+
 def py_x86_states(bytes data):
     """The x86 decoder's state (x86.pxd: its ``X86_N`` words) after each byte of ``data``,
     from a fresh context state."""
     cdef Context* c = _fresh_context(False, False, False)
     ctx_x86_init(c, True)
-    out = []
-    try:
-        for b in data:
-            ctx_update(c, b, b)
-            out.append(tuple(c.x86s[i] for i in range(X86_N)))
-        return out
-    finally:
-        ctx_free(c)
-        free(c)
+    return _states_after(c, data, c.x86s, X86_N)
 
 
 def py_m68k_states(bytes data):
     """The 68000 decoder's state (m68k.pxd: its first ``MS_LAST`` words) after each byte of
     ``data``, from a fresh context state."""
     cdef Context* c = _fresh_context(False, False, False)
-    c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
-    out = []
-    try:
-        for b in data:
-            ctx_update(c, b, b)
-            out.append(tuple(c.m68k[i] for i in range(MS_LAST)))
-        return out
-    finally:
+    if ctx_m68k_init(c, True):
         ctx_free(c)
         free(c)
+        raise MemoryError()
+    return _states_after(c, data, c.m68k, MS_LAST)
 
 
 def py_selector_row(bytes data, int selector, int node=1):
@@ -223,13 +222,16 @@ def py_selector_row(bytes data, int selector, int node=1):
     cdef Cursor at
     ctx_x86_init(c, True)
     ctx_words2_init(c, True)
-    c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))  # (the m68k set's decoder)
+    if ctx_m68k_init(c, True):  # (the m68k set's decoder)
+        free(c.history)
+        free(c)
+        raise MemoryError()
     try:
         for b in data:
             ctx_update(c, b, b)
         at.A, at.B, at.node, at.depth, at.gnode = 256, 8, node, node.bit_length() - 1, 1
         at.to_byte, at.ctx = NULL, c
-        return selector_row(selector, &at, 0, 0, 0) if c.m68k != NULL else -1
+        return selector_row(selector, &at, 0, 0, 0)
     finally:
         free(c.m68k)
         free(c.history)

@@ -75,6 +75,16 @@ cdef inline int ctx_x86_init(Context* c, bint x86, bint hist=False) noexcept nog
     return 0
 
 
+cdef inline int ctx_m68k_init(Context* c, bint on) noexcept nogil:
+    """With 68000 code contexts (after ``ctx_init``): the decoder's state (m68k.pxd), zeroed;
+    -1 when out of memory.  ``ctx_free`` frees it."""
+    if on:
+        c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
+        if c.m68k == NULL:
+            return -1
+    return 0
+
+
 cdef inline int xp_context_init(Context* c, spec) except -1:
     """The x86 decoder on the context state when ``spec``'s contexts (code bits 6-9, 13-16),
     its weight sets (x86) or the predicted bytes (``x86_pred``) read it, and its instruction
@@ -83,9 +93,7 @@ cdef inline int xp_context_init(Context* c, spec) except -1:
     x86 = x86_trackers(spec.contexts, getattr(spec, "x86_pred", False))
     if ctx_x86_init(c, x86[0] or SEL_X86 in spec.selectors, x86[1]):
         raise MemoryError()
-    if m68k_on(spec.contexts) or getattr(spec, "m68k_pred", False) or \
-            SEL_M68K in spec.selectors:
-        c.m68k = <uint64_t*>calloc(M68_N, sizeof(uint64_t))
-        if c.m68k == NULL:
-            raise MemoryError()
+    if ctx_m68k_init(c, m68k_on(spec.contexts) or getattr(spec, "m68k_pred", False) or
+                     SEL_M68K in spec.selectors):
+        raise MemoryError()
     return 0
