@@ -19,7 +19,7 @@ from setuptools import Extension, setup
 # bit-identical streams (benchmarks/vectorise.py).  No reassociation without fast-math.
 OPT = os.environ.get("SEQZIP_OPT", "-O3")
 DEBUG = os.environ.get("SEQZIP_DEBUG", "") == "1"
-COMPILE_ARGS = [OPT, "-ffp-contract=off", "-fno-strict-aliasing"]
+COMPILE_ARGS = [OPT, "-ffp-contract=off", "-fno-math-errno", "-fno-strict-aliasing"]
 LINK_ARGS = []
 SANITIZE = os.environ.get("SEQZIP_SANITIZE", "")
 if SANITIZE:

@@ -303,17 +303,20 @@ cdef class OnlineRNN(OnlineNetwork):
         cdef double* RT = &self.RT[0]
         cdef double* WmhT = &self.WmhT[0]
         cdef double* WoT = &self.WoT[0]
+        cdef const double* R = th + self.oR
+        cdef const double* Wmh = th + self.oWmh
+        cdef const double* Wo = th + self.oWo
         cdef Py_ssize_t n = self.n, P = self.P, A = self.A, i, j
         for i in range(n):
             for j in range(P):
-                RT[j * n + i] = th[self.oR + i * P + j]
+                RT[j * n + i] = R[i * P + j]
         if self.mult:
             for i in range(n):
                 for j in range(n):
-                    WmhT[j * n + i] = th[self.oWmh + i * n + j]
+                    WmhT[j * n + i] = Wmh[i * n + j]
         for i in range(n + 1):
             for j in range(A):
-                WoT[j * (n + 1) + i] = th[self.oWo + i * A + j]
+                WoT[j * (n + 1) + i] = Wo[i * A + j]
 
     cdef void _window_backward(self) noexcept nogil:
         """Gradient of the window log-likelihood into ``grad`` (and, for the Riemannian step,
@@ -343,8 +346,18 @@ cdef class OnlineRNN(OnlineNetwork):
         cdef double* err = &self.err[0]
         cdef const double* act
         cdef const double* hprev
+        cdef double* row
         cdef double e, ds, dct, o, ig, fg, hv, rk, b2, m
-        cdef bint metric = self.riemannian
+        cdef bint metric = self.riemannian, mult = self.mult
+        # each block's gradient (and metric) through a local pointer: a store through ``g``
+        # could be one to the kernel's fields, so offsets read from them in a loop would be
+        # read again at every element, and the loop would not be vectorised
+        cdef double* gWo = g + self.oWo
+        cdef double* gb = g + self.ob
+        cdef double* gE = g + self.oE
+        cdef double* gR = g + self.oR
+        cdef double* gWmi = g + self.oWmi
+        cdef double* gWmh = g + self.oWmh
         for i in range(self.size):
             g[i] = 0.0
         for j in range(n):
@@ -357,11 +370,12 @@ cdef class OnlineRNN(OnlineNetwork):
             err[x] = err[x] + 1.0
             # output layer (its Riemannian step is QDH per symbol, not here)
             for y in range(A):
-                g[self.oWo + y] = g[self.oWo + y] + err[y]
+                gWo[y] = gWo[y] + err[y]
             for i in range(n):
                 hv = Wh[t * n + i]
+                row = gWo + (i + 1) * A
                 for y in range(A):
-                    g[self.oWo + (i + 1) * A + y] = g[self.oWo + (i + 1) * A + y] + hv * err[y]
+                    row[y] = row[y] + hv * err[y]
             for i in range(n):
                 dh[i] = dh_next[i]
             for y in range(A):
@@ -390,12 +404,15 @@ cdef class OnlineRNN(OnlineNetwork):
                     dz[3 * n + j] = ds * Wc[t * n + j] * o * (1.0 - o)
                     dc[j] = dct * fg
             for j in range(P):
-                g[self.ob + j] = g[self.ob + j] + dz[j]
-                g[self.oE + x * P + j] = g[self.oE + x * P + j] + dz[j]
+                gb[j] = gb[j] + dz[j]
+            row = gE + x * P
+            for j in range(P):
+                row[j] = row[j] + dz[j]
             for k in range(n):
-                rk = Wr[(t - 1) * n + k] if self.mult else Wh[(t - 1) * n + k]
+                rk = Wr[(t - 1) * n + k] if mult else Wh[(t - 1) * n + k]
+                row = gR + k * P
                 for j in range(P):
-                    g[self.oR + k * P + j] = g[self.oR + k * P + j] + rk * dz[j]
+                    row[j] = row[j] + rk * dz[j]
             if metric:
                 for j in range(P):
                     b2 = dz[j] * dz[j]
@@ -403,7 +420,7 @@ cdef class OnlineRNN(OnlineNetwork):
                     D[self.oE + x * P + j] = D[self.oE + x * P + j] + b2
                     C[self.oE + x * P + j] = C[self.oE + x * P + j] + b2
                 for k in range(n):
-                    rk = Wr[(t - 1) * n + k] if self.mult else Wh[(t - 1) * n + k]
+                    rk = Wr[(t - 1) * n + k] if mult else Wh[(t - 1) * n + k]
                     for j in range(P):
                         b2 = dz[j] * dz[j]
                         D[self.oR + k * P + j] = D[self.oR + k * P + j] + b2 * rk * rk
@@ -414,18 +431,20 @@ cdef class OnlineRNN(OnlineNetwork):
                 e = dz[j]
                 for k in range(n):
                     dr[k] = dr[k] + RT[j * n + k] * e
-            if self.mult:
+            if mult:
                 hprev = Wh + (t - 1) * n
+                row = gWmi + x * n
                 for j in range(n):
                     du[j] = dr[j] * Wv[(t - 1) * n + j]
                     m = dr[j] * Wu[(t - 1) * n + j]
-                    g[self.oWmi + x * n + j] = g[self.oWmi + x * n + j] + m
+                    row[j] = row[j] + m
                     if metric:
                         D[self.oWmi + x * n + j] = D[self.oWmi + x * n + j] + m * m
                 for k in range(n):
                     hv = hprev[k]
+                    row = gWmh + k * n
                     for j in range(n):
-                        g[self.oWmh + k * n + j] = g[self.oWmh + k * n + j] + hv * du[j]
+                        row[j] = row[j] + hv * du[j]
                     if metric:
                         for j in range(n):
                             D[self.oWmh + k * n + j] = (D[self.oWmh + k * n + j]
@@ -455,12 +474,16 @@ cdef class OnlineRNN(OnlineNetwork):
         self.b1t = self.b1t * self.beta1
         self.b2t = self.b2t * self.beta2
         rate = self.lr / sqrt(1.0 + self.steps * self.lr_decay)
+        # the constants in locals (the stores below could be to the fields, which would
+        # then be read at every element): the same operations, vectorised
+        cdef double beta1 = self.beta1, beta2 = self.beta2, eps = self.adam_eps
+        cdef double rest1 = 1.0 - beta1, rest2 = 1.0 - beta2
+        cdef double bc1 = 1.0 - self.b1t, bc2 = 1.0 - self.b2t
         for i in range(self.size):
             gi = g[i] * scale
-            m[i] = self.beta1 * m[i] + (1.0 - self.beta1) * gi
-            v[i] = self.beta2 * v[i] + (1.0 - self.beta2) * gi * gi
-            th[i] = th[i] + rate * (m[i] / (1.0 - self.b1t)) / (
-                sqrt(v[i] / (1.0 - self.b2t)) + self.adam_eps)
+            m[i] = beta1 * m[i] + rest1 * gi
+            v[i] = beta2 * v[i] + rest2 * gi * gi
+            th[i] = th[i] + rate * (m[i] / bc1) / (sqrt(v[i] / bc2) + eps)
 
     cdef void _riemannian(self) noexcept nogil:
         """theta += rate M^-1 g with the quasi-diagonal unitwise metric: each pre-activation
