@@ -17,6 +17,9 @@ from setuptools import Extension, setup
 # -O3: its vectoriser (not -O2's "very cheap" one) runs the recurrent kernels' row loops two
 # doubles at a time: mLSTM 11.5 vs 9.5 KB/s (-O2) vs 9.3 KB/s (-O2 -fno-tree-vectorize), with
 # bit-identical streams (benchmarks/vectorise.py).  No reassociation without fast-math.
+# -fno-math-errno: sqrt is the instruction, not a call that may set errno, so loops holding one
+# (Adam's step) vectorise; IEEE sqrt rounds correctly either way, so no result changes (session
+# 16: the same streams for every cm level with a network and every network model).
 OPT = os.environ.get("SEQZIP_OPT", "-O3")
 DEBUG = os.environ.get("SEQZIP_DEBUG", "") == "1"
 COMPILE_ARGS = [OPT, "-ffp-contract=off", "-fno-math-errno", "-fno-strict-aliasing"]
