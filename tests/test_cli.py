@@ -585,3 +585,22 @@ def test_train_recurrent_methods(tmp_path):
     assert alphabet == sorted(set(DATA[:4000])) and info["n_units"] == 4
     bad = run("train", "--method", "nope", "-o", str(tmp_path / "x.sqm"), str(src))
     assert bad.exit_code == 1 and "relu-rnn-path-sgd" in bad.output
+
+
+@pytest.mark.parametrize("given, numpy_first, expected", [
+    (None, False, "1"),      # the command line asks OpenBLAS for one thread
+    ("3", False, "3"),       # unless the environment says otherwise
+    (None, True, "unset"),   # and too late to matter once numpy is loaded: left alone
+])
+def test_entry_points_ask_for_one_blas_thread(given, numpy_first, expected):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = ("import os, sys\n" + ("import numpy\n" if numpy_first else "") +
+            "from seqzip.cli import app\n"
+            "sys.argv = ['seqzip', '--version']\n"
+            "try:\n    app.main()\nexcept SystemExit:\n    pass\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS', 'unset'))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    assert run.stdout.split()[-1] == expected
