@@ -239,6 +239,13 @@ cdef class OnlineReLURNN(OnlineNetwork):
         cdef double* dz = &self.dz[0]
         cdef double* err = &self.err[0]
         cdef double s, hv
+        # the blocks of the gradient through local pointers (a store through ``g`` could be
+        # one to the offsets in the kernel's fields, which gcc would then read at every element)
+        cdef double* gWo = g + self.oWo
+        cdef double* gb = g + self.ob
+        cdef double* gE = g + self.oE
+        cdef double* gR = g + self.oR
+        cdef double* row
         for i in range(self.size):
             g[i] = 0.0
         for j in range(n):
@@ -249,26 +256,29 @@ cdef class OnlineReLURNN(OnlineNetwork):
                 err[y] = -Wp[t * A + y]
             err[x] = err[x] + 1.0
             for y in range(A):
-                g[self.oWo + y] = g[self.oWo + y] + err[y]
+                gWo[y] = gWo[y] + err[y]
             for i in range(n):
                 hv = Wh[t * n + i]
                 s = dh_next[i]
+                row = gWo + (i + 1) * A
                 for y in range(A):
-                    g[self.oWo + (i + 1) * A + y] = g[self.oWo + (i + 1) * A + y] + hv * err[y]
+                    row[y] = row[y] + hv * err[y]
                     s = s + Wo[(i + 1) * A + y] * err[y]
                 dh[i] = s
             if t == 0:
                 break
             x = xs[(self.pos + t - 1) % L]
+            row = gE + x * n
             for j in range(n):
                 dz[j] = dh[j] if Wz[(t - 1) * n + j] > 0.0 else 0.0
-                g[self.ob + j] = g[self.ob + j] + dz[j]
-                g[self.oE + x * n + j] = g[self.oE + x * n + j] + dz[j]
+                gb[j] = gb[j] + dz[j]
+                row[j] = row[j] + dz[j]
             for k in range(n):
                 hv = Wh[(t - 1) * n + k]
                 s = 0.0
+                row = gR + k * n
                 for j in range(n):
-                    g[self.oR + k * n + j] = g[self.oR + k * n + j] + hv * dz[j]
+                    row[j] = row[j] + hv * dz[j]
                     s = s + R[k * n + j] * dz[j]
                 dh_next[k] = s
 
@@ -285,16 +295,24 @@ cdef class OnlineReLURNN(OnlineNetwork):
         cdef double* drive = &self.drive[0]
         cdef double* og = &self.out_grad[0]
         cdef double s, w
+        # offsets in locals (see _window_backward): the same arithmetic, vectorisable
+        cdef const double* thb = th + self.ob
+        cdef const double* thE = th + self.oE
+        cdef const double* thWo = th + self.oWo
+        cdef double* kb = kap + self.ob
+        cdef double* kE = kap + self.oE
+        cdef double* kR = kap + self.oR
+        cdef double* kWo = kap + self.oWo
         for j in range(n):
-            s = th[self.ob + j] * th[self.ob + j]
+            s = thb[j] * thb[j]
             for k in range(A):
-                s = s + th[self.oE + k * n + j] * th[self.oE + k * n + j]
+                s = s + thE[k * n + j] * thE[k * n + j]
             drive[j] = s
             H[j] = 0.0
         for i in range(n):
             s = 0.0
             for y in range(A):
-                w = th[self.oWo + (i + 1) * A + y]
+                w = thWo[(i + 1) * A + y]
                 s = s + w * w
             og[i] = s
         for t in range(1, L):
@@ -307,31 +325,31 @@ cdef class OnlineReLURNN(OnlineNetwork):
         for i in range(self.size):
             kap[i] = 0.0
         for y in range(A):
-            kap[self.oWo + y] = <double>L
+            kWo[y] = <double>L
         for i in range(n):  # Wo[i + 1, y]: sum_t h~_t[i], the same for every y
             s = 0.0
             for t in range(L):
                 s = s + H[t * n + i]
             for y in range(A):
-                kap[self.oWo + (i + 1) * A + y] = s
+                kWo[(i + 1) * A + y] = s
         for j in range(n):
             d[j] = 0.0
         for t in range(L - 1, 0, -1):
             for j in range(n):
                 d[j] = og[j] + d[j]  # dg/dh~_t: its outputs and, through R~, the later states
-                kap[self.ob + j] = kap[self.ob + j] + d[j]
+                kb[j] = kb[j] + d[j]
             for k in range(n):
                 s = H[(t - 1) * n + k]
                 w = 0.0
                 for j in range(n):
-                    kap[self.oR + k * n + j] = kap[self.oR + k * n + j] + s * d[j]
+                    kR[k * n + j] = kR[k * n + j] + s * d[j]
                     w = w + R[k * n + j] * R[k * n + j] * d[j]
                 nxt[k] = w
             for j in range(n):
                 d[j] = nxt[j]
         for k in range(A):
             for j in range(n):
-                kap[self.oE + k * n + j] = kap[self.ob + j]
+                kE[k * n + j] = kb[j]
 
     cdef void _train(self) noexcept nogil:
         cdef double* th = &self.theta[0]
@@ -352,10 +370,11 @@ cdef class OnlineReLURNN(OnlineNetwork):
             ortho_penalty(th + self.oR, self.n, self.n, self.open_penalty, g + self.oR,
                           &self.oD[0], &self.oG[0])
         rate = self.lr / sqrt(1.0 + self.steps * self.lr_decay)
+        cdef double floor = self.kappa_floor  # a local: see _window_backward
         if self.path:
             self._kappa()
             for i in range(self.size):
-                k = kap[i] if kap[i] > self.kappa_floor else self.kappa_floor
+                k = kap[i] if kap[i] > floor else floor
                 th[i] = th[i] + rate * g[i] / k
         else:
             for i in range(self.size):
