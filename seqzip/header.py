@@ -8,8 +8,7 @@ written only for streams coded from a model file, ``--dict``; versions 10-27 are
 config that is a preset of a higher band of ids: 10 and 11 for ids 16-30, 12 and 13 for ids
 31-45, 14 and 15 for ids 46-60, 16 and 17 for ids 61-75, 18 and 19 for ids 76-90, 20 and 21
 for ids 91-105, 22 and 23 for ids 106-120, 24 and 25 for ids 121-135, 26 and 27 for ids
-136-150, named by the flags'
-level bits as the id less 15 times the band,
+136-150, named by the flags' level bits as the id less 15 times the band,
 ``terse_version``: a preset
 added after the four bits ran out costs no header byte, and a build that reads fewer bands
 says the version is new instead of misreading the id)::

@@ -155,8 +155,8 @@ def _one_blas_thread() -> None:
     """Ask numpy's OpenBLAS for one thread (unless the environment says otherwise), before
     numpy loads: at its import OpenBLAS starts a thread per core that spins for about 0.13 s of
     CPU (numpy's import: 0.23 s of CPU with two threads, 0.10 s with one, on the project's
-    2-core machine), and the command line never needs a threaded matrix product: the coding
-    loop uses no BLAS (SPEC section 2) and the research trainers' products are small."""
+    2-core machine); the coding loop uses no BLAS (SPEC section 2), and ``seqzip train``'s
+    unrolled trainer (research/unrolled.py) runs its matrix products on the one thread."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

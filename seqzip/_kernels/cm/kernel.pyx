@@ -67,6 +67,7 @@ from seqzip._kernels.cm.gate cimport (Gate, gate_fields, gate_free, gate_init, g
                                       gate_train, gate_weights)
 from seqzip._kernels.cm.hashed cimport Contexts, cx_build, cx_set_slots, cx_slot_offsets
 from seqzip._kernels.cm.cxinputs cimport ci_build, ci_init_weights
+from seqzip._kernels.cm.mpred cimport mp_build
 from seqzip._kernels.cm.xpred cimport xp_build, xp_context_init
 from seqzip._kernels.cm.image cimport IMAGE_MAPS, image_build, image_bytes, image_layout
 from seqzip._kernels.cm.kinds cimport (K_ALIGNED, K_ALIGNED16, K_CODE, K_COLUMN, K_INDIRECT,
@@ -259,9 +260,10 @@ cdef class CMKernel(Kernel):
             self._add(runs_build, spec, <size_t>self.cx)
         if getattr(spec, "cx_inputs", 0):  # more inputs per hashed context (cxinputs.pxd)
             self._add(ci_build, spec, <size_t>self.cx)
-        for i in range(2):  # predicted bytes: x86 (code bit 17, xpred.pxd), 68000 (23, mpred)
-            if getattr(spec, ("x86_pred", "m68k_pred")[i], 0):
-                self._add(xp_build, spec, i)
+        if getattr(spec, "x86_pred", 0):  # predicted bytes: x86 (code bit 17, xpred.pxd) ...
+            self._add(xp_build, spec)
+        if getattr(spec, "m68k_pred", 0):  # ... and 68000 words (code bit 23, mpred.pxd)
+            self._add(mp_build, spec)
         self._add(se_build, spec, self.owned)
         return 0
 

@@ -223,7 +223,7 @@ def py_selector_row(bytes data, int selector, int node=1):
     ctx_x86_init(c, True)
     ctx_words2_init(c, True)
     if ctx_m68k_init(c, True):  # (the m68k set's decoder)
-        free(c.history)
+        ctx_free(c)
         free(c)
         raise MemoryError()
     try:
@@ -233,8 +233,7 @@ def py_selector_row(bytes data, int selector, int node=1):
         at.to_byte, at.ctx = NULL, c
         return selector_row(selector, &at, 0, 0, 0)
     finally:
-        free(c.m68k)
-        free(c.history)
+        ctx_free(c)
         free(c)
 
 

@@ -13,7 +13,6 @@ from seqzip._kernels.cm.component cimport Component, Cursor
 from seqzip._kernels.cm.context cimport Context, ctx_back
 from seqzip._kernels.cm.kinds cimport m68k_on, x86_target, x86_trackers
 from seqzip._kernels.cm.m68k cimport M68_N
-from seqzip._kernels.cm.mpred cimport mp_build
 from seqzip._kernels.cm.predicted cimport pb_build
 from seqzip._kernels.cm.selectors cimport SEL_M68K, SEL_X86
 from seqzip._kernels.cm.x86 cimport (XG_DATA, XG_N, XH_RPRED, XH_RSTART, XH_T0, XS_LEFT, XS_OP,
@@ -53,10 +52,8 @@ cdef inline int xp_byte(const Context* c, int source, int* k) noexcept nogil:
 
 cdef inline int xp_build(Component* c, const Cursor* at, object spec, object arg,
                          int index) except -1:
-    """The x86 predicted bytes' inputs (code bit 17, ``CMSpec.x86_pred``); with ``arg`` 1 the
-    68000 predicted words' (code bit 23, ``CMSpec.m68k_pred``: mpred.pxd)."""
-    if arg == 1:
-        return mp_build(c, at, spec, arg, index)
+    """The x86 predicted bytes' inputs (code bit 17, ``CMSpec.x86_pred``; the 68000 ones:
+    mpred.pxd's ``mp_build``)."""
     return pb_build(c, xp_byte, XP_CLASSES, 0)
 
 
