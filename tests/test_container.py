@@ -303,6 +303,11 @@ GOLDEN_STREAMS_VARIANTS = {
     # contexts, predicted words and weight set
     ("cm", 136): (68, "711914add71d17c2fa446b4e54bf76ee54a2e1a4ec9f845dc726725da7df3a1a"),
     ("cm", 137): (68, "bc06d686b03d2a3688e8fa85788a7874057d6b48b8f9dccd7874de0c3ab682c1"),
+    # round fourteen (format 26): the binary variants of levels 6, 9 and 1 (123, 127, 93) with
+    # the final probability's floor at 2^-16 (sse bit 9)
+    ("cm", 138): (68, "b625391b6095326856fc977abe15051f03e7e7c15ee280d684b0b4edfcd8f336"),
+    ("cm", 139): (68, "e83d401b2a4b5efd1507a3e1fd8388acff82ebc8b742201f6ba29f7abe9dfebb"),
+    ("cm", 140): (72, "66c6e40d79079a0ed795901403a3648f99c7fe09202cdf231f2557d4337ecbe9"),
 }
 
 
@@ -435,7 +440,9 @@ PRESETS_SHA256_LATER = {
            (133, 134):
                "aae51690747f5994d47831523025f5967caf5e9986528707546729a9e6cac784",
            (136, 137):
-               "3cd66618bccbe19d51c57899e6a8609038e6cf2fdd7239269bc66dc51077b29a"},
+               "3cd66618bccbe19d51c57899e6a8609038e6cf2fdd7239269bc66dc51077b29a",
+           (138, 139, 140):
+               "bac3f9b7a6f017be4e475bb0117eedc21b907158d30357cd4d02aed73a9d6ef6"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

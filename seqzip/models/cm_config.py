@@ -185,7 +185,8 @@ class CMConfig:
     # -0.2 to -0.3% on text, kennedy.xls -2.0%, ctw.o -0.3%, 16 MB, +10-40% CPU; the chain +1
     # to +2%, 7 nothing; level 1, 3: cp.html -1.0%, fields.c -1.5%, sum -0.9%; 8 (issue 20,
     # 300 KB of prose and of wiki XML) level 6's 19 -> 275 -0.07% and -0.02%, level 9's 51 ->
-    # 307 -0.05% and -0.02%
+    # 307 -0.05% and -0.02%; (9, not a stage) the result clamped to [1, 65535] / 2^16, not
+    # [16, 65520] (binary variants 138-140: kennedy.xls -2.8% at level 6, -1.7% at level 1)
     runs: int = 0  # run information per hashed context (its last byte and how many times in
     # a row it came), bit j an input of runs.pxd: (0) the agreeing context with the longest
     # run, (1) a vote of the agreeing contexts, (2) the highest agreeing order, (3) one input

@@ -37,7 +37,7 @@ CONFIG_BOUNDS = {
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
     "apm_rate": (1, 12),
     "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
-    "sse": (0, 511),  # a bit mask (sse.pxd's SSE_MASK)
+    "sse": (0, 1023),  # a bit mask (sse.pxd's SSE_MASK)
     "words2": (0, 65535),  # a bit mask of kind words2's contexts
     "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
     "cx_inputs": (0, 15),  # a bit mask of the inputs per hashed context (cxinputs.pxd)

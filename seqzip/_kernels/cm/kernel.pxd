@@ -30,6 +30,7 @@ cdef class CMKernel(Kernel):
     cdef Cursor at                         # the node, depth and node in the group
     cdef int group, group_left
     cdef int forced                        # the current bit is forced (0 or 1), or -1
+    cdef int p_floor                       # P(1) in [p_floor, 2^16 - p_floor] / 2^16
     # the shared context state and the bank of experts (components)
     cdef Context ctx
     cdef int n_bank

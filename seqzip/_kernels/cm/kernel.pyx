@@ -21,7 +21,8 @@ no symbol of the alphabet is forced and costs nothing.  For every decision:
    outputs.  Trained per bit by Ollivier's quasi-diagonal Newton step (QDH), SGD or Adam.
 3. *Secondary estimation* (``apm.pxd``, ``sse.pxd``): the mixed probability refined by
    interpolated tables indexed by short contexts; then the last mix (``post.pxd``).  The
-   result is P(1) in units of 2^-16, clamped to [16, 65520] (``seqzip._core`` codes it).
+   result is P(1) in units of 2^-16, clamped to [16, 65520] (sse bit 9: [1, 65535];
+   ``seqzip._core`` codes it).
 
 Determinism: tables and counts are integers; the mixer and APMs use float64 with + - * / in
 fixed orders and table-driven stretch/squash computed at import from seqzip's det_log/det_exp;
@@ -80,14 +81,14 @@ from seqzip._kernels.cm.match cimport MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_b
 from seqzip._kernels.cm.runs cimport runs_build, runs_layout
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser, mixer_fields,
                                        mixer_fetch, mixer_free, mixer_init, mixer_memory,
-                                       mixer_predict, mixer_predict_sets, mixer_train, mixer_train_sets,
-                                       optimiser_tick)
+                                       mixer_predict, mixer_predict_sets, mixer_train,
+                                       mixer_train_sets, optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
                                            SEL_WORDS2, SEL_NETP, SEL_NETTOP, selector_ids,
                                            selector_rows, selector_rows_of)
 from seqzip._kernels.cm.post cimport (Post, post_fields, post_free, post_init, post_learn,
                                       post_memory, post_refine)
-from seqzip._kernels.cm.sse cimport (Sse, final_init, final_rows, sse_fields, sse_free,
+from seqzip._kernels.cm.sse cimport (SSE_FINE, Sse, final_init, final_rows, sse_fields, sse_free,
                                      sse_learn, sse_memory, sse_refine, sse_rows)
 from seqzip._kernels.cm.slots cimport JOURNAL, MAX_CONTEXTS, st_bytes, st_rewind
 from seqzip._kernels.cm.tables cimport (BIG_PLAIN, BIG_POPULATE, N_STATES, SM_LIMIT, build_tables,
@@ -217,6 +218,7 @@ cdef class CMKernel(Kernel):
         ns_init(&self.ns, spec, <SymbolExperts*>self.bank[self.n_bank - 1].state,
                 self.has_network, self.B, bool({SEL_NETP, SEL_NETTOP} & set(spec.selectors)))
         cdef int apm = spec.apm, apm_rate = spec.apm_rate, sse = getattr(spec, "sse", 0), status
+        self.p_floor, sse = (1, sse & ~SSE_FINE) if sse & SSE_FINE else (16, sse)
         with nogil:  # the APMs' and sse's tables (millions of cells), the first page touches
             status = final_init(&self.sse, &self.apm, apm, apm_rate, sse, A, self.B)
             status = status if status < 0 else self._begin_symbol()
@@ -399,10 +401,10 @@ cdef class CMKernel(Kernel):
         p = ns_refine(&self.ns, p)
         self.p_final = p = post_refine(&self.post, p, x, dot, self.sets, &self.at, match_state)
         k = <int>(p * 65536.0 + 0.5)
-        if k < 16:
-            k = 16
-        elif k > 65520:
-            k = 65520
+        if k < self.p_floor:
+            k = self.p_floor
+        elif k > 65536 - self.p_floor:
+            k = 65536 - self.p_floor
         return k
 
     cdef int _update_bit(self, int bit) noexcept nogil:

@@ -30,8 +30,10 @@ cdef enum:
     SSE_WIDE = 128       # the APM's hashed stages (orders 2 and 3) take 2^16 rows, not 2^14
     SSE_WORDS = 256      # stage: the word so far with the word before it (between words the
                          # last byte with the last word)
+    SSE_FINE = 512       # not a stage: the result may come within 2^-16 of 0 or 1, not
+                         # 2^-12 (the kernel's clamp; kennedy.xls -2.8% at level 6)
     SSE_KINDS = 316      # the stages' bits (4, 8, 16, 32, 256)
-    SSE_MASK = 511       # the bits defined
+    SSE_MASK = 1023      # the bits defined
     SSE_STAGES = 4       # extra stages at most
     SSE_ROW_BITS = 16    # rows of an extra stage: 2^16
     SSE_ALL = MAX_APM + SSE_STAGES
