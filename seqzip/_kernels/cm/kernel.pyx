@@ -21,8 +21,7 @@ no symbol of the alphabet is forced and costs nothing.  For every decision:
    outputs.  Trained per bit by Ollivier's quasi-diagonal Newton step (QDH), SGD or Adam.
 3. *Secondary estimation* (``apm.pxd``, ``sse.pxd``): the mixed probability refined by
    interpolated tables indexed by short contexts; then the last mix (``post.pxd``).  The
-   result is P(1) in units of 2^-16, clamped to [16, 65520] (sse bit 9: [1, 65535];
-   ``seqzip._core`` codes it).
+   result, P(1) in units of 2^-16 in [16, 65520] (sse bit 9: [1, 65535]), goes to the coder.
 
 Determinism: tables and counts are integers; the mixer and APMs use float64 with + - * / in
 fixed orders and table-driven stretch/squash computed at import from seqzip's det_log/det_exp;
@@ -30,11 +29,9 @@ every table is allocated once, at its configured size (``memory_allocated``).
 
 The kernel takes its config already parsed and checked (``seqzip.models.cm.CMConfig.spec``):
 
-    >>> from types import SimpleNamespace
-    >>> spec = SimpleNamespace(contexts=((KINDS["order"], 2), (KINDS["order"], 3)),
-    ...     matches=(4,), table_bits=14, history_bits=16, selectors=(SELECTORS["node"],),
-    ...     layer2=False, optimizer=OPTIMIZERS["qdh"], rate=1.0, rate2=1.0, decay=0.999,
-    ...     eps=0.5, apm=2, apm_rate=7, gate_units=0, gate_rate=0.1, periods=False)
+    >>> from seqzip.models.cm import CMConfig
+    >>> spec = CMConfig(orders="2,3", match=4, word=0, experts="", sets="node", layer2=False,
+    ...                 table_bits=14, history_bits=16, apm=2, apm_rate=7).spec
     >>> k = CMKernel(spec, b"abc")
     >>> for s in [0, 1, 2] * 300:
     ...     k.update(s)
@@ -103,10 +100,9 @@ KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECOR
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
 # symbols up to which a kernel built for them takes plain pages (``size_hint``).  Measured at
-# level 6 (session 12): a fresh process, whose first huge pages the kernel may have to compact
-# memory for, spent 0.31-1.39 s of CPU on 100-1,000 bytes with huge pages, 0.32-0.66 s with
-# plain ones; in a process that had freed huge pages before, plain pages cost as much at 100
-# bytes, +25% at 200 and 2.7x at 1,000 (0.52 s against 0.18)
+# level 6 (session 12): a fresh process, whose first huge pages may need memory compacted, spent
+# 0.31-1.39 s of CPU on 100-1,000 bytes with huge pages, 0.32-0.66 s with plain ones; after huge
+# pages were freed, plain ones cost as much at 100 bytes, +25% at 200, 2.7x at 1,000 (0.52 s, 0.18)
 SMALL_INPUT = 256
 LIMITS = dict(contexts=MAX_CONTEXTS, sets=MAX_SETS, matches=MAX_MATCH, row_bytes=4 * ROW_WORDS,
               bin2_bytes=4 * B2_WORDS,

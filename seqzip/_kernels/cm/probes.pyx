@@ -1,7 +1,11 @@
 # cython: language_level=3
 """The context mixer's components on their own, for the tests: the bit-history states,
 squash and stretch, the StateMap rule, one mixer row's step, the context kinds' hashes (each
-a ``py_`` wrapper of its .pxd); a kernel's interface run without the interpreter lock."""
+a ``py_`` wrapper of its .pxd); a kernel's interface run without the interpreter lock.
+
+    >>> py_squash(0.0), round(py_stretch(py_squash(2.0)), 2)  # the 12-bit stretch table
+    (0.5, 2.0)
+"""
 import numpy as np
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
