@@ -352,7 +352,7 @@ DATA_VARIANTS[133] = dict(DATA_VARIANTS[133], m68k=136)
 DATA_VARIANTS[134] = dict(DATA_VARIANTS[134], m68k=137)
 # Round fourteen's binary variants (format 26 names ids 138-140): levels 6's, 9's and 1's (123,
 # 127, 93) with sse bit 9, a final probability that may come within 2^-16 of 0 or 1, not 2^-12
-# (each bit of a byte the model is sure of cost at least 0.00035 bits, 2.8 bytes a KB).  By
+# (each bit of a byte the model is sure of cost at least 0.00035 bits, 352 bytes a MB).  By
 # log-loss: kennedy.xls -2.8% at level 6 (9,947.7 -> 9,667.8), -1.7% at level 1 (13,324.0 ->
 # 13,091.2), ptt5 -0.1%, sum, x86-64 and 68000 objects and 150 KB texts within +-0.02%; no CPU.
 _add_variants({138: (133, dict(PRESETS[123], sse=PRESETS[123]["sse"] | 512)),
