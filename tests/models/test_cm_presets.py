@@ -56,9 +56,12 @@ def test_each_level_writes_its_id_and_reads_back():
         assert config_from_header(CMConfig, header, 6) == CMConfig.for_level(level)
         assert config_from_header(CMConfig, bytes([level]), 6) == \
             CMConfig(**FIRST_PRESETS[level])
-    for bad in (0x0F,):
-        with pytest.raises(ValueError, match="names level"):
+    for bad in (0x0F, max(CMConfig.PRESETS) + 1):  # 15 was never a preset; the next id, not yet
+        with pytest.raises(ValueError, match=f"names preset {bad}, which this build does not "
+                           f"know \\(it knows up to {max(CMConfig.PRESETS)}\\): a newer seqzip"):
             config_from_header(CMConfig, bytes([bad]), 6)
+    with pytest.raises(ValueError, match="names level 1 \\(2 bytes\\)"):
+        config_from_header(CMConfig, b"\x01\x01", 6)
 
 
 def test_a_new_level_stream_is_a_one_byte_preset_and_round_trips():
