@@ -450,10 +450,11 @@ def config_from_header(cls: type[C], data: bytes, version: int) -> C:
         return config_from_bytes(cls, data[1:])
     if len(data) != 1:
         raise ValueError(f"model config names level {data[0]} ({len(data)} bytes)")
-    if data[0] not in preset_ids(cls):  # a header under its check: a newer build's preset
+    known = preset_ids(cls)
+    if data[0] not in known:  # a header under its check: a newer build's preset
         raise ValueError(f"model config names preset {data[0]}, which this build does not know "
-                         f"(it knows up to {max(preset_ids(cls))}): a newer seqzip wrote it, or "
-                         "it is damaged")
+                         f"(it knows up to {max(known)}): a newer seqzip wrote it, or it is "
+                         "damaged")
     return preset_by_id(cls, data[0])
 
 
