@@ -75,13 +75,14 @@ def max_payload_bytes(n_symbols: int) -> int:
 
 
 def next_frame_symbols(header: StreamHeader, done: int) -> int:
-    """Symbols in the next frame after ``done`` symbols: every frame but the last is full.
+    """Symbols in the next frame after ``done`` symbols: every frame but the last is full
+    (a stream holds ``header.coded`` symbols: its length and its escapes).
 
         >>> h = StreamHeader(1, b"\\x05", seed=0, length=20, frame_size=8, alphabet=b"a", crc32=0)
         >>> [next_frame_symbols(h, done) for done in (0, 8, 16)]
         [8, 8, 4]
     """
-    return min(header.frame_size, header.length - done)
+    return min(header.frame_size, header.coded - done)
 
 
 def block_bounds(n_symbols: int) -> list[tuple[int, int]]:

@@ -21,7 +21,7 @@ says the version is new instead of misreading the id)::
                     the model is cm, ``FOLDED_MODEL_ID``); bit 7: an options byte follows
     model_id     1  when flagged: the model family (see seqzip.models), never cm's
     options      1  when flagged, never zero: bit 0 a seed follows, bit 1 a frame size
-                    follows; bits 2-7 zero
+                    follows, bit 2 an escape count follows; bits 3-7 zero
     config       *  level 0 only: varint length (at most MAX_CONFIG_BYTES), then a zero byte
                     and the config's typed, named fields (``models.base.config_to_fields``)
     dictionary  16  version 9 only: the first 16 bytes of the SHA-256 of the model file the
@@ -29,6 +29,10 @@ says the version is new instead of misreading the id)::
     seed         *  varint, when flagged (else 0)
     length       *  varint: bytes of original data, at most MAX_LENGTH
     frame_size   *  varint, when flagged (else DEFAULT_FRAME), at most MAX_FRAME
+    escapes      *  varint, when flagged (else 0), at most length: the symbols the model codes
+                    beyond the data's bytes, when it codes a reversible form of them longer
+                    than they are (cm's case-folded presets, ``seqzip.textcase``); the frames
+                    hold length + escapes symbols, and the CRC-32 is the data's
     alphabet     *  the values the model codes over (none when length is 0): flags bits
                     4-5 say how: 0, all 256 values (no field); 1, the values 0 to a top
                     value below 255 (one byte, the top); 2, the runs code of
@@ -147,6 +151,12 @@ class StreamHeader:
     crc32: int  # CRC-32 of the original data
     version: int = VERSION  # format version (the config's encoding depends on it)
     dictionary: bytes = b""  # versions 5, 7, 9, 11, 13: hash of the model file coding started from
+    escapes: int = 0  # symbols coded beyond ``length`` (a case-folded text's escapes)
+
+    @property
+    def coded(self) -> int:
+        """Symbols the frames hold: the data's bytes and the escapes of its coded form."""
+        return self.length + self.escapes
 
     def __post_init__(self) -> None:
         # versions 8-27 are one layout: which of them is the config's (its preset id's band,
@@ -162,6 +172,8 @@ class StreamHeader:
                              f"{', '.join(map(str, WITH_DICTIONARY))} only")
         if self.version >= TERSE:
             return _pack_terse(self)
+        if self.escapes:
+            raise ValueError("an escape count goes with format versions 8 and later only")
         if self.version >= COMPACT:
             return _pack_compact(self)
         bitmap = _bitmap(self.alphabet)
@@ -388,7 +400,7 @@ def _parse_compact(buf, offset: int, version: int, model_id: int) -> tuple[Strea
 # -- the terse header (versions 8 and 9) -----------------------------------------------------
 _ALPHABET_SHIFT, _MODEL, _OPTIONS = 4, 0x40, 0x80
 _ALL, _TOP, _RUNS_CODE, _TAGGED = range(4)  # the alphabet's code in flags bits 4-5
-_OPTION_SEED, _OPTION_FRAME = 0x01, 0x02
+_OPTION_SEED, _OPTION_FRAME, _OPTION_ESCAPES = 0x01, 0x02, 0x04
 _FULL = bytes(range(256))
 
 
@@ -465,8 +477,11 @@ def _pack_terse(h: StreamHeader) -> bytes:
     level = config[0] - base if len(config) == 1 and 1 <= config[0] - base <= _LEVEL_MASK \
         else 0
     code, field = alphabet_field(h.alphabet) if h.length else (_ALL, b"")
+    if not 0 <= h.escapes <= h.length:
+        raise ValueError("a stream's escapes are at most its length")
     options = (_OPTION_SEED if h.seed else 0) | \
-        (_OPTION_FRAME if h.frame_size != DEFAULT_FRAME else 0)
+        (_OPTION_FRAME if h.frame_size != DEFAULT_FRAME else 0) | \
+        (_OPTION_ESCAPES if h.escapes else 0)
     flags = level | code << _ALPHABET_SHIFT | (_MODEL if h.model_id != FOLDED_MODEL_ID else 0) \
         | (_OPTIONS if options else 0)
     head = bytearray(MAGIC + bytes([h.version, flags]))
@@ -475,6 +490,8 @@ def _pack_terse(h: StreamHeader) -> bytes:
     if options:
         head.append(options)
     head += _middle_fields(h, level)
+    if h.escapes:
+        head += _varints().pack_varint(h.escapes)
     if h.length:
         head += field + _CRC.pack(h.crc32)
     return _sealed(head)
@@ -485,7 +502,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     flags = r.take(1)[0]
     model_id = r.take(1)[0] if flags & _MODEL else FOLDED_MODEL_ID
     options = r.take(1)[0] if flags & _OPTIONS else 0
-    if options > _OPTION_SEED | _OPTION_FRAME:
+    if options > _OPTION_SEED | _OPTION_FRAME | _OPTION_ESCAPES:
         raise CorruptError(f"header options {options:#04x} name no field (corrupt header)")
     level = flags & _LEVEL_MASK
     high = version >= HIGH_PRESETS
@@ -495,6 +512,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     length = r.varint("length", MAX_LENGTH)
     frame_size = r.varint("frame size", MAX_FRAME) if options & _OPTION_FRAME else \
         DEFAULT_FRAME
+    escapes = r.varint("escape count", length) if options & _OPTION_ESCAPES else 0
     code = flags >> _ALPHABET_SHIFT & 3
     field_start = r.at
     alphabet = _read_alphabet_field(r, code) if length else b""
@@ -505,13 +523,14 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     if (flags & _MODEL and model_id == FOLDED_MODEL_ID) or (flags & _OPTIONS and not options) \
             or (options & _OPTION_SEED and not seed) or \
             (options & _OPTION_FRAME and frame_size == DEFAULT_FRAME) or \
+            (options & _OPTION_ESCAPES and not escapes) or \
             (not length and code) or (high and not level) or \
             (not level and len(config) == 1 and 1 <= config[0] <= _TOP_ID):
         raise CorruptError("header flags are not canonical (corrupt header)")
     _check_frame_and_alphabet(frame_size, length, alphabet,
                               lambda: alphabet_field(alphabet) == (code, field))
     header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
-                          dictionary)
+                          dictionary, escapes)
     return header, end + _CHECK.size
 
 

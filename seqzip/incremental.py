@@ -37,6 +37,7 @@ from .models import Model
 from .pieces import warm_model
 from .pieceset import PieceSet, check_piece, parse_piece_set, starts_piece_set
 from .predictor import Predictor
+from .textcase import Unfolder
 from .session import (SPOOL_MEMORY, Limits, Progress, _check_positive, _model_alphabet,
                       _SymbolMap, config_for_header, load_dictionary, model_for_header,
                       model_from_state, stream_settings)
@@ -184,8 +185,10 @@ class SeqzipDecompressor:
         self._model: Model | None = None
         self._symbol_map: _SymbolMap | None = None
         self._done = 0  # symbols decoded
+        self._out = 0  # bytes they decoded to
         self._frames = 0
         self._crc = 0
+        self._unfolder: Unfolder | None = None  # a case-folded stream's (``textcase``)
         self._eof = False
 
     @property
@@ -319,6 +322,11 @@ class SeqzipDecompressor:
                     self._model = model_for_header(header, self._dictionary, config,
                                                    sized=self._set is None and not self._keep)
                 self._symbol_map = _SymbolMap(_model_alphabet(header, self._dictionary))
+                # a folded text (unfolding one without escapes would change nothing)
+                self._unfolder = Unfolder() if header.escapes else None
+                if header.escapes and not getattr(config, "fold_case", 0):
+                    raise CorruptError("header counts escapes for a model config that codes "
+                                       "none (corrupt header)")
                 self._header = header
             else:
                 self._decode_frame()
@@ -343,15 +351,29 @@ class SeqzipDecompressor:
                                block_bounds(expected) if checks else None,
                                check if checks else None)
         del self._buffer[:used]
-        chunk = self._symbol_map.data(symbols)
-        self._crc = zlib.crc32(chunk, self._crc)
-        self._pending += chunk
         self._done += expected
         self._frames += 1
+        self._emit(self._symbol_map.data(symbols))
         self._check_end()
 
+    def _emit(self, chunk: bytes) -> None:
+        """Output decoded symbols' bytes (a folded stream's unfolded, its last with the
+        rest the unfolder held)."""
+        if self._unfolder is not None:
+            chunk = self._unfolder.feed(chunk) + \
+                (self._unfolder.close() if self._done == self._header.coded else b"")
+        self._crc = zlib.crc32(chunk, self._crc)
+        self._out += len(chunk)
+        if self._out > self._header.length:
+            raise CorruptError("stream decodes to more bytes than its header declares "
+                               "(corrupt stream)")
+        self._pending += chunk
+
     def _check_end(self) -> None:
-        if self._done == self._header.length:
+        if self._done == self._header.coded:
+            if self._out != self._header.length:
+                raise CorruptError("stream decodes to fewer bytes than its header declares "
+                                   "(corrupt stream)")
             if self._crc != self._header.crc32:
                 raise CorruptError("checksum of the decompressed data does not match (corrupt "
                                    "stream)")

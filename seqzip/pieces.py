@@ -189,7 +189,7 @@ def stream_spans(src: IO[bytes]) -> list[StreamSpan]:
             check_piece(pieces, index, header, first)
             first = first or header
         position, done, frames = start + used, 0, 0
-        while done < header.length:
+        while done < header.coded:
             src.seek(position)
             expected = next_frame_symbols(header, done)
             try:

@@ -156,7 +156,7 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
     header, used = _parse(buf, parse_header)
     del buf.data[:used]
     size, done, frames, header_bytes = used, 0, 0, used
-    while done < header.length:
+    while done < header.coded:
         expected = next_frame_symbols(header, done)
         payload, _, used = _parse(buf, parse_frame, expected, frames, header.version)
         del buf.data[:used]
@@ -168,7 +168,8 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
             "model": spec_for_header(header).name, "level": level_of(header),
             "level_label": level_label(levels),
             "config": _config_dict(header), "seed": header.seed,
-            "length": header.length, "alphabet_size": len(header.alphabet),
+            "length": header.length, "escapes": header.escapes,
+            "alphabet_size": len(header.alphabet),
             "frame_size": header.frame_size, "frames": frames, "crc32": header.crc32,
             "dictionary": header.dictionary.hex() or None,
             "compressed_bytes": size,

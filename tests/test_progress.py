@@ -12,6 +12,7 @@ import time
 import pytest
 
 import seqzip
+from seqzip import textcase
 from seqzip import api, corpora
 from seqzip.cli.progress import Meter, progress_line
 
@@ -67,7 +68,9 @@ def test_a_thread_keeps_running_while_seqzip_codes(model, level, size, book):
     with Ticker() as ticker:
         packed = seqzip.compress(book, level, model=model)
     seconds = time.process_time() - start
-    assert api.symbols_coded() - before == len(book)
+    # cm at levels 6 and 9 may also code its case-folding trial (seqzip.session.fold_pays:
+    # a sample twice at level 1) and a folded text's escapes
+    assert len(book) <= api.symbols_coded() - before <= 2 * len(book) + 2 * textcase.SAMPLE
     assert ticker.ticks > 10 * seconds  # it ran all along (100 wakes a second when free)
     assert ticker.worst_work < 0.1, \
         f"a 10 ms timer waited for {ticker.worst_work * 1000:.0f} ms of coding " \

@@ -106,6 +106,9 @@ def _format_info(report: dict) -> str:
                      f"crc32 {s['crc32']:08x}")
         lines.append(f"    {s['compressed_bytes']:,} bytes, ratio {s['ratio']:.3f}, "
                      f"{s['bits_per_character']:.4f} bits per character")
+        if s.get("escapes"):
+            lines.append(f"    coded case-folded: {s['escapes']:,} escapes for capitals "
+                         "(seqzip.textcase)")
         if s.get("dictionary"):
             lines.append(f"    coded from model file {s['dictionary']} (sha256 prefix; "
                          "decompress with --dict)")

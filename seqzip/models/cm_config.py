@@ -249,6 +249,12 @@ class CMConfig:
     # then builds and touches a small table: xargs.1 (4 KB) at level 6, 2^20 slots against
     # 2^24, 0.02% more log-loss; in a fresh process 1.01 s of CPU against 1.96, 128 MB
     # resident against 387 (level 9: 1.85 s against 3.48, 236 MB against 775)
+    fold_case: int = 0  # 1: the stream codes the text case-folded (``seqzip.textcase``: a
+    # capital as an escape and its lower-case letter, a word in capitals as another escape
+    # and the word), which the model learns from better (level 6, by log-loss: alice29.txt
+    # -0.56%, asyoulik.txt -0.55%, lcet10.txt -0.41%, cp.html -2.35%, xargs.1 -1.86%,
+    # fields.c -1.23%; plrabn12.txt, verse, +0.23%); the session folds and unfolds, the
+    # kernel never sees the field.  Chosen per stream (``seqzip.session.fold_pays``)
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -261,9 +267,9 @@ class CMConfig:
                                                "code", "mix_init", "rows", "sse", "runs",
                                                "post", "words2", "floats", "post_mode",
                                                "sparse2", "indirect2", "net_sel", "cx_inputs",
-                                               "fit")
+                                               "fit", "fold_case")
     ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1,
-                                                    1)
+                                                    1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set by cm_presets
@@ -283,6 +289,8 @@ class CMConfig:
     # kinds ``data_kinds`` names (a 1-bit image, 68000 code, other binary data); a variant
     # no longer chosen keeps its id in ``VARIANT_IDS`` for the streams that name it.
     DATA_VARIANTS: ClassVar[dict[int, dict[str, int]]]
+    # A text preset's case-folded twin (``fold_case``): preset id -> the twin's id.
+    FOLDED_IDS: ClassVar[dict[int, int]]
     PRESETS: ClassVar[dict[int, dict]]
     LEVELS: ClassVar[dict[int, dict]]  # each level 1-9 -> its preset's fields today
 
@@ -430,12 +438,36 @@ class CMConfig:
         if not present or present[0] != 0:
             return self
         kinds = data_kinds(profile)
-        for base_id, variants in self.DATA_VARIANTS.items():
+        for base_id, variants in _tables().DATA_VARIANTS.items():
             if self == preset_by_id(CMConfig, base_id):  # the presets built once (models.base)
                 for kind in kinds:
                     if kind in variants:
                         return preset_by_id(CMConfig, variants[kind])
         return self
+
+    def folded(self) -> "CMConfig | None":
+        """The case-folded twin of a preset that has one (``FOLDED_IDS``), else None.
+
+            >>> CMConfig.for_level(6).folded().fold_case, CMConfig.for_level(1).folded()
+            (1, None)
+        """
+        for base_id, twin_id in _tables().FOLDED_IDS.items():
+            if self == preset_by_id(CMConfig, base_id):
+                return preset_by_id(CMConfig, twin_id)
+        return None
+
+    def unfolded(self) -> "CMConfig":
+        """This config coding the data as it is: a twin's preset, or the config with
+        ``fold_case`` 0.
+
+            >>> six = CMConfig.for_level(6)
+            >>> six.folded().unfolded() == six
+            True
+        """
+        for base_id, twin_id in _tables().FOLDED_IDS.items():
+            if self == preset_by_id(CMConfig, twin_id):
+                return preset_by_id(CMConfig, base_id)
+        return replace(self, fold_case=0)
 
     def memory_bytes(self, alphabet_size: int) -> int:
         """Bytes the kernel, its symbol experts and its network allocate (a bound)."""
@@ -494,6 +526,14 @@ class CMConfig:
 BITMAP_CHANGES = dict(word=0, text=0, sparse=0, indirect=0, aligned=0, numeric=0, aligned16=0,
                       samples=0, columns=0, experts="", network="", network_config="", image=2,
                       sets="pixel,c1,match", eps=100.0, decay=0.99995, apm_rate=4)
+
+
+def _tables() -> type:
+    """``CMConfig`` with its class tables: ``cm_presets`` fills them when it is imported, which
+    a process that has only unpickled a config (a worker of a piece set) has not done yet; the
+    registry's import of the family does it."""
+    from . import MODELS
+    return MODELS["cm"].config_class
 
 
 def _sse_memory(sse: int, apm: int, A: int, B: int) -> int:

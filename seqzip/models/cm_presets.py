@@ -361,6 +361,16 @@ _add_variants({138: (133, dict(PRESETS[123], sse=PRESETS[123]["sse"] | 512)),
 DATA_VARIANTS[133] = dict(DATA_VARIANTS[133], binary=138)
 DATA_VARIANTS[134] = dict(DATA_VARIANTS[134], binary=139)
 DATA_VARIANTS[48] = dict(DATA_VARIANTS[48], binary=140)
+# Round fifteen's case-folded twins (format 26 names ids 141 and 142): levels 6 and 9 coding a
+# text with its capitals as escapes (``fold_case``, seqzip.textcase), chosen per stream where
+# level 1 codes the first 32 KB smaller folded (seqzip.session.fold_pays).  By log-loss at
+# level 6: alice29.txt -0.56%, asyoulik.txt -0.55%, lcet10.txt -0.41%, cp.html -2.35%, fields.c
+# -1.23%, xargs.1 -1.86%, grammar.lsp -0.41%; 24 small texts (man pages, C, HTML, Python; not
+# Canterbury's) -3.0% in all; level 9 alike (alice29.txt -0.60%, cp.html -2.25%).
+FOLDED_IDS = {133: 141, 134: 142}
+_add_variants({twin: (base, dict(PRESETS[base], fold_case=1))
+               for base, twin in FOLDED_IDS.items()})
+CMConfig.FOLDED_IDS = FOLDED_IDS
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
 LEVEL_IDS = {1: 48, 6: 133, 9: 134}  # CMConfig.PRESET_IDS: a level -> its preset's id today
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}

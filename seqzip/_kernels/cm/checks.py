@@ -42,6 +42,7 @@ CONFIG_BOUNDS = {
     "sparse2": (0, 4095), "indirect2": (0, 511),  # bit masks: sparse j 6+, indirect j 3+
     "cx_inputs": (0, 15),  # a bit mask of the inputs per hashed context (cxinputs.pxd)
     "fit": (0, 1),  # the hashed table sized to the input's length (CMConfig.table_bits_for)
+    "fold_case": (0, 1),  # the text coded case-folded (seqzip.textcase; the session's work)
 }
 SSE_STAGE_BITS = 316  # the sse bits that each add a stage (sse.pxd's SSE_KINDS: 4, 8, 16, 32, 256)
 
