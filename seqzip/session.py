@@ -256,10 +256,17 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
 
 def stream_alphabet(model: str, config: Any, alphabet: bytes) -> bytes:
     """The header's alphabet of data holding ``alphabet`` coded with ``config``: the coding
-    alphabet (``coding_alphabet``) of the values its coded form holds (a folded text's escapes
-    too)."""
-    if getattr(config, "fold_case", 0) and alphabet:
-        alphabet = bytes(sorted(set(alphabet) | set(ESCAPES)))
+    alphabet (``coding_alphabet``) of the values it holds and those its coded form adds (a
+    folded text's escapes and its capitals' lower-case letters; the capitals stay, so a text
+    coded over 0 to its top value still is).
+
+        >>> from seqzip.api import config_with
+        >>> stream_alphabet("cm", config_with("cm", 1, fold_case=1), b" Aab")
+        b'\\x01\\x02 Aab'
+    """
+    upper = {b for b in alphabet if 65 <= b <= 90}
+    if getattr(config, "fold_case", 0) and upper:
+        alphabet = bytes(sorted(set(alphabet) | {b + 32 for b in upper} | set(ESCAPES)))
     return coding_alphabet(model, alphabet)
 
 

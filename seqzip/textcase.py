@@ -10,8 +10,10 @@ log-loss at level 6, alice29.txt -0.56%, cp.html -2.35%, xargs.1 -1.86%; verse w
 starts with a capital (plrabn12.txt) +0.23%, so the encoder decides per stream
 (``seqzip.session.fold_pays``).
 
-A text holding byte 1 or 2 is never folded.  Only the canonical form unfolds: an escape not
-followed by a lower-case letter is damage (``CorruptError``).
+A text holding byte 1 or 2 is never folded.  Only the canonical form unfolds (``Unfolder``
+folds what it unfolds again and compares): an escape not followed by a lower-case letter, or a
+spelling ``fold`` would not write ("\\x02a" for "A"), is damage (``CorruptError``), so a stream
+decodes only from the one folded form of its data.
 
     >>> fold(b"The BBC said: OK, McDonald")
     b'\\x01the \\x02bbc said: \\x02ok, \\x01mc\\x01donald'
@@ -96,30 +98,50 @@ class Folder:
 
 
 class Unfolder:
-    """``unfold`` over a stream decoded in chunks: an escape, or a run of capitals, at a
-    chunk's end waits for the next.
+    """``unfold`` over a stream decoded in chunks (an escape, or a run of capitals, at a
+    chunk's end waits for the next), refusing any spelling but ``fold``'s: what it returns is
+    folded again and must give back what it was given.
 
         >>> u = Unfolder()
         >>> u.feed(b"\\x02na") + u.feed(b"sa \\x01") + u.feed(b"x") + u.close()
         b'NASA X'
+        >>> Unfolder().feed(b"\\x02a ")
+        Traceback (most recent call last):
+        ...
+        seqzip.errors.CorruptError: case-folded text is not in its one spelling (corrupt stream)
     """
 
     def __init__(self) -> None:
         self._carry = b""
+        self._refold = Folder()
+        self._given = bytearray()  # folded bytes unfolded whose refolding is still held back
+
+    def _check(self, given: bytes, again: bytes) -> None:
+        self._given += given
+        if not self._given.startswith(again):
+            raise CorruptError("case-folded text is not in its one spelling (corrupt stream)")
+        del self._given[:len(again)]
 
     def feed(self, chunk: bytes) -> bytes:
         data = self._carry + bytes(chunk)
         tail = _TAIL.search(data)
         cut = tail.start() if tail else len(data)
         self._carry = data[cut:]
-        return unfold(data[:cut])
+        out = unfold(data[:cut])
+        self._check(data[:cut], self._refold.feed(out))
+        return out
 
     def close(self) -> bytes:
         """The rest.
 
         Raises:
-            CorruptError: the stream ends with an escape without its letter.
+            CorruptError: the stream ends with an escape without its letter, or is not in
+                ``fold``'s spelling.
         """
-        out, self._carry = unfold(self._carry), b""
+        given, self._carry = self._carry, b""
+        out = unfold(given)
+        self._check(given, self._refold.feed(out) + self._refold.close())
+        if self._given:
+            raise CorruptError("case-folded text is not in its one spelling (corrupt stream)")
         return out
 

@@ -25,7 +25,7 @@ import zlib
 
 import seqzip
 from seqzip import container
-from seqzip.api import config_for_header, spec_for_header
+from seqzip.api import config_for_header, config_with, spec_for_header
 from seqzip.errors import SeqzipError
 from seqzip.models.base import read_varint
 
@@ -56,6 +56,12 @@ def seed_streams(small: bool = False) -> list[tuple[bytes, bytes]]:
                              frame_size=100 if i % 2 else container.DEFAULT_FRAME)
         out.append((stream.getvalue(), data))
     out.append((out[2][0] + out[3][0], _SEED_DATA[2] + _SEED_DATA[3]))
+    # a case-folded text (seqzip.textcase): escapes in the frames, their count in the header
+    folded = b"The BBC said: OK. Then NASA and the Quick Fox ran. " * 6
+    stream = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(folded), stream, frame_size=100,
+                         config=config_with("cm", 1, fold_case=1))
+    out.append((stream.getvalue(), folded))
     return out
 
 

@@ -51,7 +51,7 @@ def test_seeded_fuzz_run_finds_nothing():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 2**32 - 1), st.integers(0, 6))
+@given(st.integers(0, 2**32 - 1), st.integers(0, 7))
 def test_mutated_streams_property(seed, which):
     seeds = fuzzing.seed_streams(small=True)
     known = dict(seeds)

@@ -74,6 +74,19 @@ def test_an_escape_without_its_letter_is_corrupt(damaged):
         unfolder.close()
 
 
+@pytest.mark.parametrize("spelling", [b"\x02a ", b"\x01a\x01b", b"\x02a\x01bc", b"x\x02a",
+                                      b"\x02ab\x01c "])
+def test_only_folds_own_spelling_unfolds(spelling):
+    """unfold alone reads these as capitals, but fold writes "A", "AB", "ABc" and "ABC" other
+    ways: the decoder's Unfolder refuses them, so a stream decodes only from one form."""
+    assert fold(unfold(spelling)) != spelling
+    unfolder = Unfolder()
+    with pytest.raises(CorruptError, match="one spelling"):
+        for i in range(len(spelling)):  # a byte at a time: the check spans the chunks
+            unfolder.feed(spelling[i:i + 1])
+        unfolder.close()
+
+
 def test_header_carries_the_escape_count():
     h = StreamHeader(7, bytes([141]), 0, 100, DEFAULT_FRAME, bytes(range(120)), 5, escapes=7)
     packed = h.pack()
@@ -134,6 +147,30 @@ def test_the_encoder_keeps_the_text_as_it_is_where_folding_cannot_or_need_not_pa
     monkeypatch.setattr(seqzip.session, "MAX_FOLDED", len(TEXT))
     monkeypatch.setattr(seqzip.session, "fold_pays", lambda sample: False)
     assert _header(seqzip.compress(TEXT, 6)).config == bytes([133])  # the trial says no
+
+
+FAST = config_with("cm", 1, fold_case=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(b"ABCQZabq .,:\n!x"), min_size=1, max_size=400).map(bytes),
+       st.sampled_from([7, 100, DEFAULT_FRAME]))
+def test_folded_streams_round_trip_whatever_letters_the_text_lacks(data, frame_size):
+    """The header's alphabet is the folded form's (a capital's lower-case letter may be absent
+    from the text), over frames that cut escapes from their letters."""
+    out = io.BytesIO()
+    seqzip.compress_file(io.BytesIO(data), out, config=FAST, frame_size=frame_size)
+    header = _header(out.getvalue())
+    assert header.escapes == len(fold(data)) - len(data)
+    assert not bytes(set(fold(data))).translate(None, header.alphabet)
+    assert seqzip.decompress(out.getvalue()) == data
+
+
+def test_level_6_folds_a_text_whose_alphabet_is_listed(monkeypatch):
+    monkeypatch.setattr(seqzip.session, "fold_pays", lambda sample: True)
+    data = b"The BBC said: OK. Then NASA and the Quick Fox ran. " * 6
+    packed = seqzip.compress(data, 6)
+    assert _header(packed).escapes and seqzip.decompress(packed) == data
 
 
 def test_fold_pays_reads_exact_coded_sizes():

@@ -126,3 +126,18 @@ def test_the_image_expert_predicts_a_bitmap_from_the_rows_above(monkeypatch):
         assert seqzip.decompress(out.getvalue()) == data
         sizes[name] = len(out.getvalue())
     assert sizes["image"] < 0.95 * sizes["plain"], sizes
+
+
+def test_a_process_that_only_unpickled_a_config_has_its_class_tables():
+    """A Dask worker's first task unpickles the config before anything imports cm_presets,
+    which fills CMConfig's tables: for_data on binary data and folded() reach them through
+    the registry (before, for_data raised AttributeError there)."""
+    import pickle
+    import subprocess
+    import sys
+    code = ("import pickle, sys\n"
+            "c = pickle.loads(sys.stdin.buffer.read())\n"
+            "print(c.for_data(bytes([0, 97])).image, c.folded().fold_case)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                          input=pickle.dumps(CMConfig.for_level(6)))
+    assert done.stdout.split() == [b"1", b"1"]
