@@ -327,7 +327,10 @@ def fold_pays(sample: bytes) -> bool:
 
     def size(data: bytes) -> int:
         symbols, alphabet = symbols_of(data)
-        return len(coder.encode(create("cm", config, alphabet=alphabet, seed=0), symbols))
+        # its length as the hint: plain pages for a short sample (level 1 does not fit its
+        # table to it, so the sizes are the same), 0.09 s against 0.11 for 4 KB
+        return len(coder.encode(create("cm", config, alphabet=alphabet, seed=0,
+                                       size_hint=len(data)), symbols))
 
     return size(fold(sample)) < size(sample)
 
