@@ -37,7 +37,7 @@ from .models import (DEFAULT_LEVEL, DEFAULT_MODEL, LEVELS, Model, ModelSpec, che
                      config_from_header, config_to_header, create, make_config, spec_by_id,
                      spec_by_name)
 from .predictor import Predictor
-from .textcase import ESCAPES, MAX_FOLDED, SAMPLE, Folder, fold
+from .textcase import ESCAPES, MAX_FOLDED, SAMPLE, Folder, coded_values, fold, foldable
 
 CHUNK = 1 << 16
 SPOOL_MEMORY = 8 << 20  # spooled input stays in memory up to this size, then goes to disk
@@ -256,17 +256,16 @@ def coding_alphabet(model: str, alphabet: bytes) -> bytes:
 
 def stream_alphabet(model: str, config: Any, alphabet: bytes) -> bytes:
     """The header's alphabet of data holding ``alphabet`` coded with ``config``: the coding
-    alphabet (``coding_alphabet``) of the values it holds and those its coded form adds (a
-    folded text's escapes and its capitals' lower-case letters; the capitals stay, so a text
-    coded over 0 to its top value still is).
+    alphabet (``coding_alphabet``) of the values its coded form may hold (a folded text's:
+    ``textcase.coded_values``; its capitals stay, so a text coded over 0 to its top value
+    still is).
 
         >>> from seqzip.api import config_with
         >>> stream_alphabet("cm", config_with("cm", 1, fold_case=1), b" Aab")
         b'\\x01\\x02 Aab'
     """
-    upper = {b for b in alphabet if 65 <= b <= 90}
-    if getattr(config, "fold_case", 0) and upper:
-        alphabet = bytes(sorted(set(alphabet) | {b + 32 for b in upper} | set(ESCAPES)))
+    if getattr(config, "fold_case", 0):
+        alphabet = coded_values(alphabet)
     return coding_alphabet(model, alphabet)
 
 
@@ -305,8 +304,7 @@ def coding_config(config: Any, present: bytes, profile: DataProfile | None = Non
     if getattr(config, "fold_case", 0):
         return config.unfolded() if any(b in present for b in ESCAPES) else config
     twin = config.folded()
-    if twin is not None and profile is not None and not any(b in present for b in ESCAPES) \
-            and any(65 <= b <= 90 for b in present) and \
+    if twin is not None and profile is not None and foldable(present) and \
             int(profile.counts.sum()) <= MAX_FOLDED and fold_pays(profile.sample):
         return twin
     return config
@@ -417,7 +415,7 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
     # a folded text (``header.escapes``; folding a text without capitals changes nothing)
     folded = _Folded(src) if header.escapes else None
     reader = src if folded is None else folded
-    done, crc, raw = 0, 0, 0
+    done, crc, reported = 0, 0, 0
     while done < header.coded:
         chunk = _read_exact(reader, next_frame_symbols(header, done))
         if len(chunk) < next_frame_symbols(header, done) or \
@@ -427,9 +425,10 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
         symbols = symbol_map.symbols(chunk)
         yield pack_frame(len(chunk), coder.encode(model, symbols), frame_checks(symbols))
         done += len(chunk)
-        if progress:  # the input's bytes (a folded stream codes more symbols)
-            progress(len(chunk) if folded is None else folded.raw - raw)
-        raw = 0 if folded is None else folded.raw
+        if progress:  # the input's bytes read (a folded stream codes more symbols)
+            read = done if folded is None else folded.raw
+            progress(read - reported)
+            reported = read
     if folded is not None:
         crc = folded.crc
     if crc != header.crc32 or reader.read(1):
@@ -456,13 +455,15 @@ class _Folded:
         return out
 
 
-def folded_escapes(src: IO[bytes]) -> int:
-    """The escapes the folded form of everything ``src`` yields adds (its length less the
-    source's)."""
-    folded, extra = Folder(), 0
-    while chunk := src.read(CHUNK * 16):
-        extra += len(folded.feed(chunk)) - len(chunk)
-    return extra + len(folded.close())
+def folded_escapes(config: Any, src: IO[bytes]) -> int:
+    """The escapes a stream of everything ``src`` yields codes with ``config``: none unless
+    it folds, else its folded form's length less the source's."""
+    if not getattr(config, "fold_case", 0):
+        return 0
+    folded, coded = _Folded(src), 0
+    while chunk := folded.read(CHUNK * 16):
+        coded += len(chunk)
+    return coded - folded.raw
 
 
 
@@ -555,10 +556,8 @@ def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any
     alphabet = profile.alphabet
     src.seek(start)
     config = coding_config(config, alphabet, profile)
-    escapes = 0
-    if getattr(config, "fold_case", 0) and length:
-        escapes = folded_escapes(src)
-        src.seek(start)
+    escapes = folded_escapes(config, src)
+    src.seek(start)
     header = StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
                           length, frame_size, stream_alphabet(spec.name, config, alphabet), crc,
                           escapes=escapes)
@@ -660,10 +659,9 @@ def piece_header(spec: ModelSpec, config: Any, seed: int, frame_size: int, alpha
     """The header of one piece of a piece set: ``data`` coded over the whole input's
     ``alphabet`` (which every piece of a warm set shares)."""
     config = coding_config(config, alphabet)
-    escapes = len(fold(data)) - len(data) if getattr(config, "fold_case", 0) else 0
     return StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
                         len(data), frame_size, stream_alphabet(spec.name, config, alphabet),
-                        zlib.crc32(data), escapes=escapes)
+                        zlib.crc32(data), escapes=folded_escapes(config, io.BytesIO(data)))
 
 
 def encode_piece(header: StreamHeader, data: bytes, model: Model | None) -> bytes:

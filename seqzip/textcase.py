@@ -5,9 +5,9 @@ The folded form writes an upper-case ASCII letter as ``UPPER`` (1) and its lower
 and a run of two or more capitals not followed by a lower-case letter (a word in capitals) as
 ``CAPS`` (2) and the run in lower case.  The model then sees every word in one spelling
 whatever its case (the contexts after "The" and "the" are one), and codes the capital as one
-cheap symbol in the context that predicts it (after ". ", at a line's start).  By the model's
-log-loss at level 6, alice29.txt -0.56%, cp.html -2.35%, xargs.1 -1.86%; verse whose every line
-starts with a capital (plrabn12.txt) +0.23%, so the encoder decides per stream
+cheap symbol in the context that predicts it (after ". ", at a line's start).  In exact
+streams at level 6, alice29.txt -0.38%, cp.html -1.05%, fields.c -0.95%; verse whose every line
+starts with a capital (plrabn12.txt) +0.21%, so the encoder decides per stream
 (``seqzip.session.fold_pays``).
 
 A text holding byte 1 or 2 is never folded.  Only the canonical form unfolds (``Unfolder``
@@ -35,6 +35,30 @@ SAMPLE = 32 << 10  # bytes of a stream's start the encoder's choice reads (``fol
 # Python, -2.0% in all; alice29.txt, 152 KB, -0.38%; asyoulik.txt -0.02%; lcet10.txt, 427 KB,
 # +0.09%; plrabn12.txt +0.21%).
 MAX_FOLDED = 256 << 10
+
+
+def foldable(present: bytes) -> bool:
+    """Whether data holding the byte values ``present`` has capitals to fold and no escape
+    byte (which would make its folded form ambiguous).
+
+        >>> foldable(b" Aab"), foldable(b" ab"), foldable(b"\\x01Aa")
+        (True, False, False)
+    """
+    return any(65 <= b <= 90 for b in present) and not any(b in present for b in ESCAPES)
+
+
+def coded_values(present: bytes) -> bytes:
+    """The byte values the folded form of data holding ``present`` may hold: those, the
+    lower-case letters of its capitals and the escapes (the capitals stay listed: the values
+    a stream codes over may be more than it holds).
+
+        >>> coded_values(b" Aab"), coded_values(b" ab")
+        (b'\\x01\\x02 Aab', b' ab')
+    """
+    capitals = {b for b in present if 65 <= b <= 90}
+    if not capitals:
+        return present
+    return bytes(sorted(set(present) | {b + 32 for b in capitals} | set(ESCAPES)))
 
 _CAPS = re.compile(rb"[A-Z]{2,}+(?![a-z])")
 _UPPER = re.compile(rb"[A-Z]")

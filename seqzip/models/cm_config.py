@@ -251,9 +251,9 @@ class CMConfig:
     # resident against 387 (level 9: 1.85 s against 3.48, 236 MB against 775)
     fold_case: int = 0  # 1: the stream codes the text case-folded (``seqzip.textcase``: a
     # capital as an escape and its lower-case letter, a word in capitals as another escape
-    # and the word), which the model learns from better (level 6, by log-loss: alice29.txt
-    # -0.56%, asyoulik.txt -0.55%, lcet10.txt -0.41%, cp.html -2.35%, xargs.1 -1.86%,
-    # fields.c -1.23%; plrabn12.txt, verse, +0.23%); the session folds and unfolds, the
+    # and the word), which the model learns from better on short texts (level 6, exact
+    # streams: alice29.txt -0.38%, cp.html -1.05%, fields.c -0.95%, 24 texts of 3-20 KB -2.0%;
+    # lcet10.txt +0.09%, plrabn12.txt, verse, +0.21%); the session folds and unfolds, the
     # kernel never sees the field.  Chosen per stream (``seqzip.session.fold_pays``)
 
 
@@ -451,10 +451,7 @@ class CMConfig:
             >>> CMConfig.for_level(6).folded().fold_case, CMConfig.for_level(1).folded()
             (1, None)
         """
-        for base_id, twin_id in _tables().FOLDED_IDS.items():
-            if self == preset_by_id(CMConfig, base_id):
-                return preset_by_id(CMConfig, twin_id)
-        return None
+        return self._twin(0)
 
     def unfolded(self) -> "CMConfig":
         """This config coding the data as it is: a twin's preset, or the config with
@@ -464,10 +461,15 @@ class CMConfig:
             >>> six.folded().unfolded() == six
             True
         """
-        for base_id, twin_id in _tables().FOLDED_IDS.items():
-            if self == preset_by_id(CMConfig, twin_id):
-                return preset_by_id(CMConfig, base_id)
-        return replace(self, fold_case=0)
+        return self._twin(1) or replace(self, fold_case=0)
+
+    def _twin(self, side: int) -> "CMConfig | None":
+        """The other preset of the pair in ``FOLDED_IDS`` (base, twin) whose ``side`` (0, 1)
+        this config is, else None."""
+        for pair in _tables().FOLDED_IDS.items():
+            if self == preset_by_id(CMConfig, pair[side]):
+                return preset_by_id(CMConfig, pair[1 - side])
+        return None
 
     def memory_bytes(self, alphabet_size: int) -> int:
         """Bytes the kernel, its symbol experts and its network allocate (a bound)."""

@@ -363,10 +363,10 @@ DATA_VARIANTS[134] = dict(DATA_VARIANTS[134], binary=139)
 DATA_VARIANTS[48] = dict(DATA_VARIANTS[48], binary=140)
 # Round fifteen's case-folded twins (format 26 names ids 141 and 142): levels 6 and 9 coding a
 # text with its capitals as escapes (``fold_case``, seqzip.textcase), chosen per stream where
-# level 1 codes the first 32 KB smaller folded (seqzip.session.fold_pays).  By log-loss at
-# level 6: alice29.txt -0.56%, asyoulik.txt -0.55%, lcet10.txt -0.41%, cp.html -2.35%, fields.c
-# -1.23%, xargs.1 -1.86%, grammar.lsp -0.41%; 24 small texts (man pages, C, HTML, Python; not
-# Canterbury's) -3.0% in all; level 9 alike (alice29.txt -0.60%, cp.html -2.25%).
+# level 1 codes the first 32 KB smaller folded (seqzip.session.fold_pays).  Exact streams at
+# level 6 (benchmarks/folding.py): 24 small texts (man pages, C, HTML, Python; not
+# Canterbury's) -1.96%, alice29.txt -0.38%, cp.html -1.05%, fields.c -0.95%, xargs.1 -0.07%,
+# grammar.lsp +0.84%; level 9 alice29.txt -0.30%, cp.html -0.91%.
 FOLDED_IDS = {133: 141, 134: 142}
 _add_variants({twin: (base, dict(PRESETS[base], fold_case=1))
                for base, twin in FOLDED_IDS.items()})
