@@ -6,6 +6,11 @@ symbols with a valid frame CRC around an empty payload, a random one, or a real 
 other data, and block checks of zeros.  Each case runs ``seqzip.decompress`` in a fresh child
 process (its own peak RSS), under the default limits, and must end in a ``SeqzipError``.
 
+The ``lean`` case forges a lean stream (``seqzip.container``: one frame of at most
+``LEAN_MAX`` symbols with no checks, the data's CRC-32 checked at its end) of ``LEAN_MAX``
+symbols around a random payload: it costs what decoding a valid stream of that length costs
+(which a few hundred bytes can also ask for), not one block's work.
+
 The ``switches`` cases (issue 23) turn on every option of the family at its worst allowed value
 as well (OINIT at the slowest rate, orthogonal or large initial weights, the OPEN penalty, cm's
 network with OINIT), and the ``1-unit`` cases shrink the network to one unit: all of the work
@@ -79,7 +84,7 @@ def with_switches(name: str, config, units: int | None = None):
 
 
 CASES = {"empty": ("empty", None), "random": ("random", None),
-         "switches": ("empty", "worst"), "1-unit": ("empty", 1)}
+         "switches": ("empty", "worst"), "1-unit": ("empty", 1), "lean": ("lean", None)}
 
 
 def hostile_stream(name: str, payload_kind: str, alphabet_size: int = 256,
@@ -88,10 +93,18 @@ def hostile_stream(name: str, payload_kind: str, alphabet_size: int = 256,
     if switches is not None:
         config = with_switches(name, config, None if switches == "worst" else switches)
     spec = MODELS[name]
+    rng = random.Random(1)
+    if payload_kind == "lean":  # a lean stream (its one frame unchecked) of LEAN_MAX symbols
+        header = container.StreamHeader(spec.model_id,
+                                        config_to_header(spec.config_class, config), 0,
+                                        container.LEAN_MAX, container.DEFAULT_FRAME,
+                                        bytes(range(alphabet_size)), 0)
+        payload = bytes(rng.randrange(256) for _ in range(512))
+        return header.pack() + container.pack_frame(header.coded, payload,
+                                                    version=header.version)
     n = container.MAX_FRAME
     header = container.StreamHeader(spec.model_id, config_to_header(spec.config_class, config),
                                     0, 1000 * n, n, bytes(range(alphabet_size)), 0).pack()
-    rng = random.Random(1)
     payload = {"empty": b"", "random": bytes(rng.randrange(256) for _ in range(512))}[payload_kind]
     checks = b"\0\0" * len(container.block_bounds(n))
     return header + container.pack_frame(n, payload, checks)

@@ -701,14 +701,49 @@ cdef class BitEncoder:
             if self.encode_bit(b[i], q[i]) < 0:
                 raise MemoryError("range encoder: out of memory")
 
-    def get_compressed(self):
+    def get_compressed(self, bint tight=False):
         """The words so far, sealed as constriction's ``get_compressed`` seals them (the
-        encoder can go on): uint32, none when nothing was coded."""
-        cdef uint64_t point, upper
+        encoder can go on): uint32, none when nothing was coded.  ``tight``: sealed for
+        :class:`BitDecoder` alone, which reads zeros past the last word: the point is the value
+        in the final range with the most trailing zero bits (one word when they are 32 or
+        more, as they are when the range spans 2^33 or more), so that a lean payload
+        (``seqzip.coder``) may leave out the zero bytes that end it.
+
+            >>> e = BitEncoder()
+            >>> e.encode_bits(np.array([1, 0, 1] * 40), np.array([40000, 20000, 65535] * 40))
+            >>> w = e.get_compressed(True)
+            >>> len(w) <= len(e.get_compressed())
+            True
+            >>> BitDecoder(w).decode_bits(np.array([40000, 20000, 65535] * 40)).tolist()[:6]
+            [1, 0, 1, 1, 0, 1]
+        """
+        cdef uint64_t point, upper, mask
         cdef Py_ssize_t k, m = self.n
         cdef uint32_t[::1] v
+        cdef int t
         if self.span == <uint64_t>0xFFFFFFFFFFFFFFFF:
             return np.zeros(0, dtype=np.uint32)
+        if tight:
+            t = 63
+            while True:  # t = 0 always fits (the point lower itself)
+                mask = (<uint64_t>1 << t) - 1
+                point = (self.lower + mask) & ~mask
+                if point - self.lower < self.span:
+                    break
+                t -= 1
+            out = np.empty(m + self.inverted + 2, dtype=np.uint32)
+            v = out
+            for k in range(m):
+                v[k] = self.out[k]
+            for k in range(self.inverted):  # the carry: the point wrapped past 2^64
+                v[m] = self.held(k, point < self.lower)
+                m += 1
+            v[m] = <uint32_t>(point >> 32)
+            m += 1
+            if t < 32:
+                v[m] = <uint32_t>point
+                m += 1
+            return out[:m].copy()
         point = self.lower + ((<uint64_t>1 << 32) - 1)
         upper = self.lower + self.span
         out = np.empty(m + self.inverted + 2, dtype=np.uint32)
@@ -800,6 +835,11 @@ cdef class BitDecoder:
                 raise ValueError("the words are not a range coder's")
             o[i] = bit
         return out
+
+    def words_read(self):
+        """True when every word has been read (a tight seal's point, ``BitEncoder``, may lie
+        anywhere in the final range, so only this is asked of a lean payload)."""
+        return self.pos >= self.n
 
     def maybe_exhausted(self):
         """True when the words may hold no more data than the bits decoded so far (as

@@ -48,11 +48,14 @@ def _bernoulli(p: int):
 # caller that passes constriction's own coder to run().
 
 
-def encode(model, symbols: np.ndarray) -> bytes:
+def encode(model, symbols: np.ndarray, lean: bool = False) -> bytes:
     """Range-code ``symbols`` (alphabet indices, uint8) under ``model``; the model learns them.
 
-    Returns the payload as little-endian 32-bit words.  A one-symbol alphabet carries no
-    information (and constriction cannot code it), so its payload is empty.
+    Returns the payload as little-endian 32-bit words, or with ``lean`` (a lean frame's,
+    ``seqzip.container``) as big-endian words without the zero bytes that end the last one
+    (at most three), the bit coder sealed with the fewest bytes (``BitEncoder``'s ``tight``).
+    A one-symbol alphabet carries no information (and constriction cannot code it), so its
+    payload is empty.
 
     Raises:
         MemoryError: the model ran out of memory.
@@ -66,11 +69,28 @@ def encode(model, symbols: np.ndarray) -> bytes:
     encoder = BitEncoder() if model.kernel.mode == BITS else RangeEncoder()
     run(model.kernel, ENCODE, np.ascontiguousarray(symbols, dtype=np.uint8), encoder,
         _categorical, _bernoulli, _BERNOULLI)
-    return encoder.get_compressed().astype("<u4", copy=False).tobytes()
+    if not lean:
+        return encoder.get_compressed().astype("<u4", copy=False).tobytes()
+    words = encoder.get_compressed(True) if model.kernel.mode == BITS else \
+        encoder.get_compressed()
+    payload = words.astype(">u4", copy=False).tobytes()
+    keep = len(payload)
+    while keep > len(payload) - 3 and keep and not payload[keep - 1]:
+        keep -= 1
+    return payload[:keep]
 
 
-def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np.ndarray:
-    """Decode ``n_symbols`` symbols from ``payload`` made by :func:`encode` with the same model.
+def _lean_words(payload: bytes) -> np.ndarray:
+    """A lean payload's words (``encode``): its big-endian words, the last one's zero bytes
+    put back."""
+    padded = payload + bytes(-len(payload) % 4)
+    return np.frombuffer(padded, dtype=">u4").astype(np.uint32)
+
+
+def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None,
+           lean: bool = False) -> np.ndarray:
+    """Decode ``n_symbols`` symbols from ``payload`` made by :func:`encode` with the same model
+    (and the same ``lean``).
 
     With ``blocks`` ((start, end) pairs covering the symbols in order), ``check(i, symbols)``
     is called on block ``i``'s decoded symbols as soon as they are decoded, before the next
@@ -86,7 +106,7 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
         >>> decode(create("ctw", None, alphabet_size=2), payload, 4).tolist()
         [1, 0, 1, 1]
     """
-    if len(payload) % 4:
+    if len(payload) % 4 and not lean:
         raise CorruptError("payload length is not a whole number of 32-bit words")
     if blocks is None:
         blocks = [(0, n_symbols)] if n_symbols else []
@@ -97,13 +117,16 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
         for i, (start, end) in enumerate(blocks if check is not None else ()):
             check(i, out[start:end])
         return out
-    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
-    try:
-        decoder = RangeDecoder(words)
-    except (ValueError, RuntimeError) as exc:  # impossible word sequences are refused up front
-        raise CorruptError(f"range decoder rejected the payload: {exc}") from None
-    if model.kernel.mode == BITS:  # constriction's decoder above only vetted the words
+    words = _lean_words(payload) if lean else np.frombuffer(payload, dtype="<u4").astype(np.uint32)
+    if lean and model.kernel.mode == BITS:  # a tight seal's words (BitDecoder takes any)
         decoder = BitDecoder(words)
+    else:
+        try:
+            decoder = RangeDecoder(words)
+        except (ValueError, RuntimeError) as exc:  # impossible word sequences are refused
+            raise CorruptError(f"range decoder rejected the payload: {exc}") from None
+        if model.kernel.mode == BITS:  # constriction's decoder above only vetted the words
+            decoder = BitDecoder(words)
     out = np.zeros(n_symbols, dtype=np.uint8)
     for i, (start, end) in enumerate(blocks):
         try:
@@ -116,7 +139,8 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None) -> np
             raise CorruptError(f"payload does not decode: {exc}") from None
         if check is not None:
             check(i, out[start:end])
-    if not decoder.maybe_exhausted():
+    if not (decoder.words_read() if lean and model.kernel.mode == BITS else
+            decoder.maybe_exhausted()):
         raise CorruptError("payload holds more data than its symbols use")
     return out
 

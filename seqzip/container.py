@@ -11,6 +11,18 @@ is not stored (every frame but the last holds ``frame_size`` symbols)::
     checks     2*k  a 16-bit check of each block of decoded symbols (below)
     payload      *  range coder words
 
+Lean frame (versions 72-91, ``header.is_lean``: a stream of 1 to ``LEAN_MAX`` symbols in one
+frame, written for every such stream)::
+
+    payload_len  *  varint: payload bytes, bounded by the coder's worst case
+    payload      *  the range coder's words, each big-endian, the zero bytes that end the last
+                    one left out (the decoder puts them back; ``seqzip.coder``)
+
+It holds no checks: the decoder returns none of a lean stream's output before the CRC-32 of the
+data verifies, and decodes at most ``LEAN_MAX`` symbols of a forged one.  Without the frame
+check (2 bytes), the block checks (2 per block) and the coder's seal cut to the bytes it needs
+(1-4, not 4-8), a text of a few KB takes 14-18 bytes less.
+
 Versions 2-5 (still read): n_symbols 4, payload_len 4, frame_crc 4 (CRC-32), the checks
 (versions 4, 5), the payload.
 
@@ -42,8 +54,8 @@ import zlib
 from .errors import CorruptError, LimitError
 from .header import (COMPACT, DEFAULT_FRAME, DICTIONARY_BYTES, DICTIONARY_VERSION,  # noqa: F401
                      FOLDED_MODEL_ID, HIGH_PRESETS, MAGIC, MAX_CONFIG_BYTES, MAX_FRAME,
-                     MAX_LENGTH, READABLE, TERSE, VERSION, WITH_DICTIONARY, NeedMoreData,
-                     StreamHeader,
+                     LEAN_MAX, MAX_LENGTH, READABLE, TERSE, VERSION, WITH_DICTIONARY,
+                     NeedMoreData, StreamHeader, checked_version, is_lean, lean_fits,
                      _varints, alphabet_codes, alphabet_field, parse_header)
 
 CHECKED = 4  # the first version with block checks in its frames
@@ -108,7 +120,8 @@ def check_bytes(version: int, n_symbols: int) -> int:
         >>> check_bytes(4, 5000), check_bytes(3, 5000)
         (10, 0)
     """
-    return 2 * len(block_bounds(n_symbols)) if version >= CHECKED else 0
+    return 2 * len(block_bounds(n_symbols)) if version >= CHECKED and not is_lean(version) \
+        else 0
 
 
 def block_check(symbols) -> int:
@@ -143,6 +156,8 @@ def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"",
         >>> len(pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb", version=4))
         18
     """
+    if is_lean(version):
+        return _varints().pack_varint(len(payload)) + payload
     body = checks + payload
     if version >= COMPACT:
         head = _varints().pack_varint(len(payload) // 4)
@@ -151,15 +166,25 @@ def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"",
     return head + _CRC.pack(zlib.crc32(body, zlib.crc32(head))) + body
 
 
-def _compact_head(buf, offset: int, expected_symbols: int, index: int) -> tuple[int, int, int]:
-    """payload_len, frame check and the offset past the head of a version-6 frame."""
-    words_max, varints = max_payload_bytes(expected_symbols) // 4, _varints()
+def _payload_varint(buf, offset: int, bound: int, index: int) -> tuple[int, int]:
+    """A frame head's varint (at most ``bound``) and the offset past it."""
+    varints = _varints()
     try:
-        words, at = varints.read_varint(buf, offset, words_max)
+        return varints.read_varint(buf, offset, bound)
     except varints.ShortVarint:
         raise NeedMoreData from None
     except ValueError:
         raise CorruptError(f"frame {index} declares an impossible payload length") from None
+
+
+def _compact_head(buf, offset: int, expected_symbols: int, index: int,
+                  lean: bool = False) -> tuple[int, int, int]:
+    """payload_len, frame check (0 in a lean frame, which has none) and the offset past the
+    head of a version-6 or lean frame."""
+    if lean:
+        size, at = _payload_varint(buf, offset, max_payload_bytes(expected_symbols), index)
+        return size, 0, at
+    words, at = _payload_varint(buf, offset, max_payload_bytes(expected_symbols) // 4, index)
     if len(buf) < at + _CHECK.size:
         raise NeedMoreData
     (check,) = _CHECK.unpack_from(buf, at)
@@ -179,7 +204,7 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
         8
     """
     if version >= COMPACT:
-        return _compact_head(buf, offset, expected_symbols, index)[:2]
+        return _compact_head(buf, offset, expected_symbols, index, is_lean(version))[:2]
     if len(buf) - offset < FRAME_HEAD.size:
         raise NeedMoreData
     n_symbols, payload_len, frame_crc = FRAME_HEAD.unpack_from(buf, offset)
@@ -197,6 +222,8 @@ def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
         >>> [frame_size_on_disk(v, 5000, 100) for v in (6, 4, 3)]
         [113, 122, 112]
     """
+    if is_lean(version):
+        return len(_varints().pack_varint(payload_len)) + payload_len
     if version >= COMPACT:
         return len(_varints().pack_varint(payload_len // 4)) + _CHECK.size + \
             check_bytes(version, n_symbols) + payload_len
@@ -221,6 +248,11 @@ def parse_frame(buf: bytes | bytearray, offset: int, expected_symbols: int,
         ...
         seqzip.errors.CorruptError: frame 0 checksum mismatch (corrupt data)
     """
+    if is_lean(version):
+        payload_len, _, start = _compact_head(buf, offset, expected_symbols, index, True)
+        if len(buf) < start + payload_len:
+            raise NeedMoreData
+        return bytes(buf[start:start + payload_len]), [], start + payload_len
     if version >= COMPACT:
         payload_len, frame_check, start = _compact_head(buf, offset, expected_symbols, index)
         head_end, mask = start - _CHECK.size, 0xFFFF

@@ -11,7 +11,11 @@ for ids 91-105, 22 and 23 for ids 106-120, 24 and 25 for ids 121-135, 26 and 27 
 136-150, named by the flags' level bits as the id less 15 times the band,
 ``terse_version``: a preset
 added after the four bits ran out costs no header byte, and a build that reads fewer bands
-says the version is new instead of misreading the id)::
+says the version is new instead of misreading the id; versions 72-91 are 8-27 for a lean
+stream, one frame of 1 to ``LEAN_MAX`` symbols of cm, order2 or ctw (``LEAN_MODEL_IDS``) whose
+frame holds no checks and whose payload ends at its last byte, ``seqzip.container``: every
+such stream is written lean, so a small file's stream is 11-18 bytes shorter, and the version
+follows from the fields below)::
 
     magic        4  b"\\xb7SQZ"
     version      1  format version
@@ -102,8 +106,21 @@ MAX_BAND = 9
 HIGH_PRESETS = 10  # the first version of a higher band (ids 16-30; 11 with a dictionary)
 _BAND = 15  # preset ids per band
 _TOP_ID = _BAND * (MAX_BAND + 1)  # the highest preset id a header names (150)
-READABLE = tuple(range(2, TERSE + 2 * MAX_BAND + 2))  # format versions this build decodes
-WITH_DICTIONARY = (5, 7) + tuple(range(TERSE + 1, TERSE + 2 * MAX_BAND + 2, 2))
+# A lean stream (versions LEAN_SHIFT + 8-27, ``StreamHeader.lean``) is a terse one of at most
+# LEAN_MAX coded symbols in one frame, whose frame holds no checks (the data's CRC-32 covers it
+# and the decoder returns nothing before that verifies) and its payload to the byte
+# (``seqzip.container``): 14-18 bytes less for a text of a few KB.
+LEAN_SHIFT = 64
+LEAN_MAX = 1 << 16
+# The families whose streams may be lean: cm (7), order2 (1) and ctw (2), whose slowest configs
+# decode LEAN_MAX forged symbols in under 3 s of CPU (benchmarks/hostile.py's lean case); the
+# online networks' slowest take 8 s to minutes, so their streams keep every block check.
+LEAN_MODEL_IDS = (1, 2, 7)
+_TERSE_VERSIONS = tuple(range(TERSE, TERSE + 2 * MAX_BAND + 2))
+LEAN_VERSIONS = tuple(v + LEAN_SHIFT for v in _TERSE_VERSIONS)
+READABLE = tuple(range(2, TERSE)) + _TERSE_VERSIONS + LEAN_VERSIONS  # versions this build decodes
+WITH_DICTIONARY = (5, 7) + tuple(v + shift for v in range(TERSE + 1, TERSE + 2 * MAX_BAND + 2, 2)
+                                 for shift in (0, LEAN_SHIFT))
 DICTIONARY_BYTES = 16
 FOLDED_MODEL_ID = 7  # cm: the model a version-8 header names without a model id byte
 MAX_CONFIG_BYTES = 4096
@@ -139,8 +156,12 @@ class StreamHeader:
     """A stream header, its fields in the order the module docstring lays them out.
 
         >>> h = StreamHeader(1, b"\\x05", seed=0, length=2, frame_size=8, alphabet=b"ab", crc32=0)
-        >>> h.version, len(h.pack())
-        (8, 19)
+        >>> h.version, h.lean, len(h.pack())  # order2, one frame of two symbols: lean
+        (72, True, 19)
+        >>> StreamHeader(1, b"\\x05", 0, 2, 8, b"ab", 0, lean=False).version
+        8
+        >>> StreamHeader(4, b"\\x05", 0, 2, 8, b"ab", 0).lean  # lstm: never lean
+        False
     """
     model_id: int  # model family id (seqzip.models maps ids and names)
     config: bytes  # the config as seqzip.models.base.config_to_header gives it
@@ -152,6 +173,8 @@ class StreamHeader:
     version: int = VERSION  # format version (the config's encoding depends on it)
     dictionary: bytes = b""  # versions 5, 7, 9, 11, 13: hash of the model file coding started from
     escapes: int = 0  # symbols coded beyond ``length`` (a case-folded text's escapes)
+    lean: bool = True  # a terse stream's lean layout where it applies (``is_lean``): a header
+    # made to be written asks for it, a parsed one says whether its version is lean
 
     @property
     def coded(self) -> int:
@@ -161,9 +184,12 @@ class StreamHeader:
     def __post_init__(self) -> None:
         # versions 8-27 are one layout: which of them is the config's (its preset id's band,
         # one more with a dictionary), so a header has one spelling
+        lean = self.lean and self.version >= TERSE and self.model_id in LEAN_MODEL_IDS and \
+            lean_fits(self.coded, self.frame_size)
+        object.__setattr__(self, "lean", lean)
         if self.version >= TERSE:
-            object.__setattr__(self, "version", terse_version(self.config,
-                                                              self.version in WITH_DICTIONARY))
+            object.__setattr__(self, "version", terse_version(
+                self.config, self.version in WITH_DICTIONARY) + (LEAN_SHIFT if lean else 0))
 
     def pack(self) -> bytes:
         if (self.version in WITH_DICTIONARY) != bool(self.dictionary) or \
@@ -439,6 +465,37 @@ def _read_alphabet_field(r: _Reader, code: int) -> bytes:
     return _read_alphabet(r, tag)
 
 
+def lean_fits(coded: int, frame_size: int) -> bool:
+    """Whether a stream of ``coded`` symbols takes the lean layout: one frame of 1 to
+    ``LEAN_MAX`` symbols (a decoder holds its output until the CRC-32 verifies).
+
+        >>> lean_fits(4227, DEFAULT_FRAME), lean_fits(0, DEFAULT_FRAME), lean_fits(LEAN_MAX + 1, DEFAULT_FRAME)
+        (True, False, False)
+        >>> lean_fits(100, 64)  # two frames
+        False
+    """
+    return 1 <= coded <= min(LEAN_MAX, frame_size)
+
+
+def is_lean(version: int) -> bool:
+    """Whether format ``version`` is a lean stream's (no frame or block checks, payloads to the
+    byte: ``seqzip.container``).
+
+        >>> is_lean(8), is_lean(72), is_lean(91), is_lean(6)
+        (False, True, True, False)
+    """
+    return version in LEAN_VERSIONS
+
+
+def checked_version(version: int) -> int:
+    """The version a lean stream's header would have in the checked layout (others' own).
+
+        >>> checked_version(72), checked_version(91), checked_version(27)
+        (8, 27, 27)
+    """
+    return version - LEAN_SHIFT if is_lean(version) else version
+
+
 def preset_band(version: int) -> int:
     """The band of preset ids a terse header of ``version`` (8-27) names: its flags' level k
     is the preset id ``15 * band + k``.
@@ -446,7 +503,7 @@ def preset_band(version: int) -> int:
         >>> [preset_band(v) for v in (8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 27)]
         [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 7, 8, 9, 9]
     """
-    return (version - TERSE) // 2
+    return (checked_version(version) - TERSE) // 2
 
 
 def terse_version(config: bytes, dictionary: bool) -> int:
@@ -505,7 +562,7 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     if options > _OPTION_SEED | _OPTION_FRAME | _OPTION_ESCAPES:
         raise CorruptError(f"header options {options:#04x} name no field (corrupt header)")
     level = flags & _LEVEL_MASK
-    high = version >= HIGH_PRESETS
+    high = preset_band(version) > 0
     config = _read_config(r, level + _BAND * preset_band(version) if level else 0)
     dictionary = r.take(DICTIONARY_BYTES) if version in WITH_DICTIONARY else b""
     seed = r.varint("seed", (1 << 64) - 1) if options & _OPTION_SEED else 0
@@ -530,7 +587,10 @@ def _parse_terse(buf, offset: int, version: int) -> tuple[StreamHeader, int]:
     _check_frame_and_alphabet(frame_size, length, alphabet,
                               lambda: alphabet_field(alphabet) == (code, field))
     header = StreamHeader(model_id, config, seed, length, frame_size, alphabet, crc, version,
-                          dictionary, escapes)
+                          dictionary, escapes, is_lean(version))
+    if header.version != version:  # lean for a stream that cannot be
+        raise CorruptError(f"header version {version} does not fit its stream's "
+                           f"{header.coded:,} symbols (corrupt header)")
     return header, end + _CHECK.size
 
 
@@ -588,7 +648,7 @@ def parse_header(buf: bytes | bytearray, offset: int = 0) -> tuple[StreamHeader,
     if version not in READABLE:
         raise UnsupportedVersionError(
             f"stream has format version {version}; this seqzip reads versions "
-            f"{', '.join(map(str, READABLE))}")
+            f"2-{_TERSE_VERSIONS[-1]} and {LEAN_VERSIONS[0]}-{LEAN_VERSIONS[-1]}")
     if version >= TERSE:
         return _parse_terse(buf, offset, version)
     model_id = buf[offset + 5]

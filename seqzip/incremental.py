@@ -349,7 +349,7 @@ class SeqzipDecompressor:
 
         symbols = coder.decode(self._model, payload, expected,
                                block_bounds(expected) if checks else None,
-                               check if checks else None)
+                               check if checks else None, header.lean)
         del self._buffer[:used]
         self._done += expected
         self._frames += 1

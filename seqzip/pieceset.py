@@ -26,7 +26,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from .container import MAGIC, MAX_LENGTH, NeedMoreData, StreamHeader
+from .container import MAGIC, MAX_LENGTH, NeedMoreData, StreamHeader, checked_version
 from .errors import CorruptError, NotSeqzipError, UnsupportedVersionError
 
 _CRC = struct.Struct("<I")
@@ -130,8 +130,8 @@ def check_piece(pieces: PieceSet, index: int, header: StreamHeader,
                            f"{pieces.lengths[index]} (corrupt piece set)")
     if index and (first is None or header.dictionary or first.dictionary or
                   (header.model_id, header.config, header.seed, header.frame_size,
-                   header.alphabet, header.version) !=
+                   header.alphabet, checked_version(header.version)) !=
                   (first.model_id, first.config, first.seed, first.frame_size,
-                   first.alphabet, first.version)):
+                   first.alphabet, checked_version(first.version))):
         raise CorruptError(f"piece {index} names another model than piece 0 (corrupt piece "
                            "set)")

@@ -269,6 +269,11 @@ def stream_alphabet(model: str, config: Any, alphabet: bytes) -> bytes:
     return coding_alphabet(model, alphabet)
 
 
+# Streams of at most LEAN_MAX symbols in one frame are written lean (``seqzip.container``: no
+# frame or block checks, the payload to the byte); False writes them checked, as builds before
+# format 72 did (the tests pin those streams too: their payloads are the same).
+LEAN = True
+
 HEAD = 64  # DataProfile.head: the bytes of a file format's header it keeps
 
 
@@ -399,7 +404,7 @@ def compress_with_dictionary(src: IO[bytes], dst: IO[bytes], dictionary: Predict
     header = StreamHeader(spec.model_id, config_to_header(spec.config_class, dictionary.config),
                           dictionary.seed, length, frame_size,
                           dictionary.alphabet if length else b"", crc,
-                          DICTIONARY_VERSION, dictionary.file_hash)
+                          DICTIONARY_VERSION, dictionary.file_hash, lean=LEAN)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0
                    for frame in _encode_frames(header, src, progress, dictionary))
@@ -423,7 +428,9 @@ def _encode_frames(header: StreamHeader, src: IO[bytes],
             raise SeqzipError("input changed while it was being compressed")
         crc = zlib.crc32(chunk, crc)
         symbols = symbol_map.symbols(chunk)
-        yield pack_frame(len(chunk), coder.encode(model, symbols), frame_checks(symbols))
+        # a lean stream's one frame holds no checks, its payload to the byte (container)
+        yield pack_frame(len(chunk), coder.encode(model, symbols, header.lean),
+                         b"" if header.lean else frame_checks(symbols), header.version)
         done += len(chunk)
         if progress:  # the input's bytes read (a folded stream codes more symbols)
             read = done if folded is None else folded.raw
@@ -560,7 +567,7 @@ def compress_stream(src: IO[bytes], dst: IO[bytes], spec: ModelSpec, config: Any
     src.seek(start)
     header = StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
                           length, frame_size, stream_alphabet(spec.name, config, alphabet), crc,
-                          escapes=escapes)
+                          escapes=escapes, lean=LEAN)
     written = dst.write(header.pack()) or 0
     written += sum(dst.write(frame) or 0 for frame in _encode_frames(header, src, progress))
     return written
@@ -661,7 +668,8 @@ def piece_header(spec: ModelSpec, config: Any, seed: int, frame_size: int, alpha
     config = coding_config(config, alphabet)
     return StreamHeader(spec.model_id, config_to_header(spec.config_class, config), seed,
                         len(data), frame_size, stream_alphabet(spec.name, config, alphabet),
-                        zlib.crc32(data), escapes=folded_escapes(config, io.BytesIO(data)))
+                        zlib.crc32(data), escapes=folded_escapes(config, io.BytesIO(data)),
+                        lean=LEAN)
 
 
 def encode_piece(header: StreamHeader, data: bytes, model: Model | None) -> bytes:

@@ -55,7 +55,9 @@ def describe_file(src: IO[bytes], name: str) -> dict[str, Any]:
         >>> info["original_bytes"], info["models"], info["levels"], info["streams"][0]["dictionary"]
         (300, ['order2'], ['1-3'], None)
         >>> info["streams"][0]["version"], info["streams"][0]["header_bytes"]  # 3 values: a list
-        (8, 18)
+        (72, 18)
+        >>> info["streams"][0]["lean"]  # one frame of 300 symbols: lean (seqzip.container)
+        True
     """
     buf = _Buffer(src)
     streams = []
@@ -168,7 +170,7 @@ def _describe_stream(buf: _Buffer) -> dict[str, Any]:
             "model": spec_for_header(header).name, "level": level_of(header),
             "level_label": level_label(levels),
             "config": _config_dict(header), "seed": header.seed,
-            "length": header.length, "escapes": header.escapes,
+            "length": header.length, "escapes": header.escapes, "lean": header.lean,
             "alphabet_size": len(header.alphabet),
             "frame_size": header.frame_size, "frames": frames, "crc32": header.crc32,
             "dictionary": header.dictionary.hex() or None,

@@ -19,6 +19,9 @@ from seqzip.streaminfo import describe_file
 
 from tests.test_container import as_version_6
 
+# the goldens here pin checked streams (format 8 and its bands); lean ones: test_lean
+pytestmark = pytest.mark.usefixtures("checked_streams")
+
 
 def compress6(data, *args, **kwargs) -> bytes:
     """``data`` compressed as format 6 wrote it (seqzip writes format 8 since)."""

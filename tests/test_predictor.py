@@ -63,14 +63,16 @@ def test_copy_of_cm_with_its_network():
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_feed_bits_are_the_payload_bits_of_compress(name):
     """Predictor.feed charges what the range coder spends, within its overhead (the final
-    flush, at most two 32-bit words, and the 24-bit quantisation of each probability)."""
+    flush, at most two 32-bit words, and the 24-bit quantisation of each probability; a lean
+    stream's tight seal may end a few bits short of the log-loss, where the final range's
+    lowest value happens to end in zeros)."""
     data = TEXT[:600]
     bits = _predictor(name).feed(data)
     packed = seqzip.compress(data, 1, model=name, seed=5)
-    _, at = parse_header(packed)
-    payload, _, _ = parse_frame(packed, at, len(data), 0)  # one frame
+    header, at = parse_header(packed)
+    payload, _, _ = parse_frame(packed, at, len(data), 0, header.version)  # one frame
     payload_bits = 8 * len(payload)
-    assert bits.sum() <= payload_bits + 1e-6
+    assert bits.sum() <= payload_bits + 16
     assert payload_bits - bits.sum() <= 64 + 0.01 * len(data)
 
 
@@ -159,7 +161,8 @@ def test_dictionary_round_trip_and_gain(trained):
     header, _ = parse_header(packed)
     # format 8 with the hash (10 and 12 with it for a preset of id 16-30 and 31-45: level 1's
     # today is 33)
-    assert header.version == 9 + 2 * ((header.config[0] - 1) // 15)
+    assert header.version == 9 + 2 * ((header.config[0] - 1) // 15) + 64 * header.lean
+    assert header.lean  # one frame of a few hundred symbols: lean (test_lean)
     assert header.dictionary == digest
     assert seqzip.decompress(packed, dictionary=path) == data
     assert len(packed) < len(seqzip.compress(data, 1, model="cm", seed=3))
@@ -260,7 +263,7 @@ def test_cm_probs_over_all_bytes_is_exact_and_leaves_the_state(level):
         assert p.copy().update(symbol) == -np.log2(probs[symbol])
 
 
-def test_version_5_streams_still_decode(trained):
+def test_version_5_streams_still_decode(trained, checked_streams):
     """A stream coded from a model file, rewritten as format 5 wrote it (fixed-size header
     and frame heads around the same payloads), decodes with that file."""
     from seqzip import container

@@ -200,7 +200,7 @@ GOLDEN_FOLDED = {
 
 
 @pytest.mark.parametrize("preset_id", sorted(GOLDEN_FOLDED))
-def test_golden_streams_of_the_folded_presets(preset_id):
+def test_golden_streams_of_the_folded_presets(preset_id, checked_streams):
     out = io.BytesIO()
     seqzip.compress_file(io.BytesIO(TEXT[:3000]), out, seed=1,
                          config=preset_by_id(CMConfig, preset_id))

@@ -106,6 +106,9 @@ def _format_info(report: dict) -> str:
                      f"crc32 {s['crc32']:08x}")
         lines.append(f"    {s['compressed_bytes']:,} bytes, ratio {s['ratio']:.3f}, "
                      f"{s['bits_per_character']:.4f} bits per character")
+        if s.get("lean"):
+            lines.append(f"    lean (format {s['version']}): one frame without checks, the "
+                         "data's CRC-32 checked before any output")
         if s.get("escapes"):
             lines.append(f"    coded case-folded: {s['escapes']:,} escapes for capitals "
                          "(seqzip.textcase)")

@@ -80,7 +80,7 @@ def test_new_kinds_hashes_are_pinned():
 GOLDEN = (3032, "ce9173b49591f120aa1af86d749e9a043734cc743a3964b7a22db2577be8316e")
 
 
-def test_golden_stream_with_the_new_fields():
+def test_golden_stream_with_the_new_fields(checked_streams):
     data = ar2_samples(2000, 2) + ar2_samples(1000, 4, seed=3)
     config = CMConfig(orders="2,3,4", table_bits=16, history_bits=16, aligned16=31,
                       numeric=127, samples=1)

@@ -73,7 +73,7 @@ def test_pixel_selector_round_trips_on_text_and_short_inputs():
         round_trip(data, sets="pixel", image=2)
 
 
-def test_golden_stream():
+def test_golden_stream(checked_streams):
     config = CMConfig(**dict(dict(orders="2,3,4", table_bits=16, history_bits=16), **BITMAP))
     assert frames_digest(bitmap(), config) == GOLDEN
 

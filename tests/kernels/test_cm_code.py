@@ -143,7 +143,7 @@ def test_code_contexts_and_selector_pay_on_16_bit_code_and_round_trip():
 GOLDEN = (4074, "d046c842ec24da8302790d57b680acca764745a1aea6843126fd0ff41c573c0f")
 
 
-def test_golden_stream_and_memory_bound():
+def test_golden_stream_and_memory_bound(checked_streams):
     config = CMConfig(orders="2,3,4", table_bits=16, history_bits=16, code=63,
                       sets="code,match,code32")
     data = m68k_like(6000, seed=7)

@@ -124,7 +124,7 @@ def test_markup_bounds_and_header():
     assert config_from_bytes(CMConfig, config_to_bytes(both)) == both
 
 
-def test_markup_stream_is_pinned():
+def test_markup_stream_is_pinned(checked_streams):
     packed = round_trip(PAGE * 4 + HTML * 4, markup=1023)
     frames = packed[parse_header(packed)[1]:]
     assert (len(frames), hashlib.sha256(frames).hexdigest()) == PINNED_STREAM

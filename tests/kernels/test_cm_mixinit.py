@@ -86,7 +86,7 @@ def test_level_presets_with_the_start_round_trip_and_are_deterministic():
         assert first != frames_digest(data, CMConfig.for_preset_id(preset))
 
 
-def test_stream_is_pinned():
+def test_stream_is_pinned(checked_streams):
     config = CMConfig(orders="2,3,4", table_bits=16, history_bits=16, sets="c12n",
                       layer2=False, mix_init=1)
     assert frames_digest(words_text(300), config) == GOLDEN

@@ -201,7 +201,7 @@ def test_new_selectors_state_checked_and_restored():
     assert a.predict_bit() == b.predict_bit()
 
 
-def test_new_selectors_stream_is_pinned_and_memory_bounded():
+def test_new_selectors_stream_is_pinned_and_memory_bounded(checked_streams):
     import dataclasses
     import hashlib
     from seqzip.models.cm import CMModel

@@ -26,7 +26,7 @@ OLD_STREAMS = {
 
 
 @pytest.mark.parametrize("level", sorted(OLD_STREAMS))
-def test_a_stream_of_the_first_presets_still_decodes(level, monkeypatch):
+def test_a_stream_of_the_first_presets_still_decodes(level, monkeypatch, checked_streams):
     from seqzip import session
     from tests.test_container import as_version_6
 
