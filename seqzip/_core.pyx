@@ -705,8 +705,8 @@ cdef class BitEncoder:
         """The words so far, sealed as constriction's ``get_compressed`` seals them (the
         encoder can go on): uint32, none when nothing was coded.  ``tight``: sealed for
         :class:`BitDecoder` alone, which reads zeros past the last word: the point is the value
-        in the final range with the most trailing zero bits (one word when they are 32 or
-        more, as they are when the range spans 2^33 or more), so that a lean payload
+        in the final range with the most trailing zero bits (one word: the range spans at
+        least 2^32 after every bit, so a multiple of 2^32 lies in it), so that a lean payload
         (``seqzip.coder``) may leave out the zero bytes that end it.
 
             >>> e = BitEncoder()

@@ -469,8 +469,8 @@ def lean_fits(coded: int, frame_size: int) -> bool:
     """Whether a stream of ``coded`` symbols takes the lean layout: one frame of 1 to
     ``LEAN_MAX`` symbols (a decoder holds its output until the CRC-32 verifies).
 
-        >>> lean_fits(4227, DEFAULT_FRAME), lean_fits(0, DEFAULT_FRAME), lean_fits(LEAN_MAX + 1, DEFAULT_FRAME)
-        (True, False, False)
+        >>> [lean_fits(n, DEFAULT_FRAME) for n in (4227, 0, LEAN_MAX + 1)]
+        [True, False, False]
         >>> lean_fits(100, 64)  # two frames
         False
     """

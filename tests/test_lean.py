@@ -171,7 +171,6 @@ def test_lean_payload_bytes_against_the_log_loss(seed):
     of it where the final range's lowest value happens to end in zeros."""
     data = corpora.generate("text", 3000, seed=seed).data
     symbols, alphabet = seqzip.api.symbols_of(data)
-    spec = MODELS["cm"]
     config = seqzip.models.make_config("cm", 1)
     bits = coder.log_loss_bits(create("cm", config, alphabet=alphabet, seed=0), symbols).sum()
     payload = coder.encode(create("cm", config, alphabet=alphabet, seed=0), symbols, lean=True)
@@ -179,7 +178,6 @@ def test_lean_payload_bytes_against_the_log_loss(seed):
     out = coder.decode(create("cm", config, alphabet=alphabet, seed=0), payload, len(symbols),
                        lean=True)
     assert out.tolist() == symbols.tolist()
-    del spec
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -256,6 +254,15 @@ def test_golden_lean_streams():
     assert seqzip.decompress(bytes.fromhex(GOLDEN_LEAN_CM1)) == TEXT
 
 
+def test_golden_lean_stream_of_ctw():
+    """A symbol-mode coder's lean payload: constriction's words, big-endian, its seal's."""
+    data = GOLDEN_INPUT * 20
+    packed = seqzip.compress(data, model="ctw", level=6, seed=1)
+    assert packed[4] == 72 and (len(packed), hashlib.sha256(packed).hexdigest()) == \
+        (95, "899b47a3cc3b54fd4cebb8d8bf45f494d1bffefd7d73288a3984f18b15139370")
+    assert seqzip.decompress(packed) == data
+
+
 @pytest.mark.parametrize("level", [1, 6, 9])
 def test_golden_lean_streams_of_cm_levels(level):
     data = GOLDEN_INPUT * 20
@@ -306,3 +313,20 @@ def test_piece_sets_mix_lean_and_checked_pieces():
     restored = io.BytesIO()
     seqzip.decompress_file(io.BytesIO(packed), restored, processes=2)
     assert restored.getvalue() == data
+
+
+def test_lean_and_checked_streams_concatenate(monkeypatch):
+    small, other = b"a lean stream " * 30, corpora.generate("text", 3000, seed=9).data
+    lean = seqzip.compress(small, level=1)
+    old = checked(other, monkeypatch, level=1)
+    nets = seqzip.compress(small, model="mlstm", level=1)  # an online network's: checked
+    assert is_lean(lean[4]) and not is_lean(old[4]) and not is_lean(nets[4])
+    joined = lean + old + nets + lean
+    assert seqzip.decompress(joined) == small + other + small + small
+    d, out = SeqzipDecompressor(), bytearray()
+    out += d.decompress(joined)
+    while d.next_stream():
+        out += d.decompress(b"")
+    assert bytes(out) == small + other + small + small
+    with seqzip.open(io.BytesIO(joined)) as f:
+        assert f.read() == small + other + small + small
