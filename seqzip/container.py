@@ -54,7 +54,7 @@ import zlib
 from .errors import CorruptError, LimitError
 from .header import (COMPACT, DEFAULT_FRAME, DICTIONARY_BYTES, DICTIONARY_VERSION,  # noqa: F401
                      FOLDED_MODEL_ID, HIGH_PRESETS, MAGIC, MAX_CONFIG_BYTES, MAX_FRAME,
-                     LEAN_MAX, MAX_LENGTH, READABLE, TERSE, VERSION, WITH_DICTIONARY,
+                     LEAN_MAX, LEAN_MODEL_IDS, MAX_LENGTH, READABLE, TERSE, VERSION, WITH_DICTIONARY,
                      NeedMoreData, StreamHeader, checked_version, is_lean, lean_fits,
                      _varints, alphabet_codes, alphabet_field, parse_header)
 
