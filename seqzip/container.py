@@ -148,15 +148,21 @@ def pack_frame(n_symbols: int, payload: bytes, checks: bytes = b"",
                version: int = VERSION) -> bytes:
     """A frame: its head, the block checks (versions 4 and later; empty for older ones), the
     payload.  Versions 6 and 7 store no symbol count (the header's length and frame size give
-    it), the payload's length in words as a varint and a 16-bit frame check.
+    it), the payload's length in words as a varint and a 16-bit frame check; a lean frame
+    (versions 72-91) the payload's length in bytes and the payload alone.
 
         >>> frame = pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb")
         >>> parse_frame(frame, 0, 3, 0)
         (b'\\x01\\x02\\x03\\x04', [48042], 9)
         >>> len(pack_frame(3, b"\\x01\\x02\\x03\\x04", b"\\xaa\\xbb", version=4))
         18
+        >>> lean = pack_frame(3, b"\\x01\\x02\\x03", version=72)
+        >>> lean, parse_frame(lean, 0, 3, 0, 72)
+        (b'\\x03\\x01\\x02\\x03', (b'\\x01\\x02\\x03', [], 4))
     """
     if is_lean(version):
+        if checks:
+            raise ValueError("a lean frame holds no block checks")
         return _varints().pack_varint(len(payload)) + payload
     body = checks + payload
     if version >= COMPACT:
@@ -219,8 +225,8 @@ def parse_frame_head(buf: bytes | bytearray, offset: int, expected_symbols: int,
 def frame_size_on_disk(version: int, n_symbols: int, payload_len: int) -> int:
     """Bytes of a frame of ``n_symbols`` symbols with a payload of ``payload_len`` bytes.
 
-        >>> [frame_size_on_disk(v, 5000, 100) for v in (6, 4, 3)]
-        [113, 122, 112]
+        >>> [frame_size_on_disk(v, 5000, 100) for v in (72, 6, 4, 3)]
+        [101, 113, 122, 112]
     """
     if is_lean(version):
         return len(_varints().pack_varint(payload_len)) + payload_len
