@@ -118,7 +118,8 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None,
             check(i, out[start:end])
         return out
     words = _lean_words(payload) if lean else np.frombuffer(payload, dtype="<u4").astype(np.uint32)
-    if lean and model.kernel.mode == BITS:  # a tight seal's words (BitDecoder takes any)
+    tight = lean and model.kernel.mode == BITS  # encode's tight seal: BitDecoder alone reads it
+    if tight:
         decoder = BitDecoder(words)
     else:
         try:
@@ -139,8 +140,7 @@ def decode(model, payload: bytes, n_symbols: int, blocks=None, check=None,
             raise CorruptError(f"payload does not decode: {exc}") from None
         if check is not None:
             check(i, out[start:end])
-    if not (decoder.words_read() if lean and model.kernel.mode == BITS else
-            decoder.maybe_exhausted()):
+    if not (decoder.words_read() if tight else decoder.maybe_exhausted()):
         raise CorruptError("payload holds more data than its symbols use")
     return out
 

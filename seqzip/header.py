@@ -14,7 +14,7 @@ added after the four bits ran out costs no header byte, and a build that reads f
 says the version is new instead of misreading the id; versions 72-91 are 8-27 for a lean
 stream, one frame of 1 to ``LEAN_MAX`` symbols of cm, order2 or ctw (``LEAN_MODEL_IDS``) whose
 frame holds no checks and whose payload ends at its last byte, ``seqzip.container``: every
-such stream is written lean, so a small file's stream is 11-18 bytes shorter, and the version
+such stream is written lean, so a small file's stream is 11-20 bytes shorter, and the version
 follows from the fields below)::
 
     magic        4  b"\\xb7SQZ"
@@ -103,13 +103,12 @@ TERSE = 8  # the first version with the header above (8-27)
 # 25), band 9 ids 136-150 (26, 27).  A band is added when the ids run out; a build refuses a
 # version whose band it does not know by its number.
 MAX_BAND = 9
-HIGH_PRESETS = 10  # the first version of a higher band (ids 16-30; 11 with a dictionary)
 _BAND = 15  # preset ids per band
 _TOP_ID = _BAND * (MAX_BAND + 1)  # the highest preset id a header names (150)
 # A lean stream (versions LEAN_SHIFT + 8-27, ``StreamHeader.lean``) is a terse one of at most
 # LEAN_MAX coded symbols in one frame, whose frame holds no checks (the data's CRC-32 covers it
 # and the decoder returns nothing before that verifies) and its payload to the byte
-# (``seqzip.container``): 14-18 bytes less for a text of a few KB.
+# (``seqzip.container``): 11-20 bytes less for a file of a few KB (benchmarks/lean.py).
 LEAN_SHIFT = 64
 LEAN_MAX = 1 << 16
 # The families whose streams may be lean: cm (7), order2 (1) and ctw (2), whose slowest configs
@@ -119,8 +118,8 @@ LEAN_MODEL_IDS = (1, 2, 7)
 _TERSE_VERSIONS = tuple(range(TERSE, TERSE + 2 * MAX_BAND + 2))
 LEAN_VERSIONS = tuple(v + LEAN_SHIFT for v in _TERSE_VERSIONS)
 READABLE = tuple(range(2, TERSE)) + _TERSE_VERSIONS + LEAN_VERSIONS  # versions this build decodes
-WITH_DICTIONARY = (5, 7) + tuple(v + shift for v in range(TERSE + 1, TERSE + 2 * MAX_BAND + 2, 2)
-                                 for shift in (0, LEAN_SHIFT))
+# the terse versions with a dictionary are the odd ones (TERSE and LEAN_SHIFT are even)
+WITH_DICTIONARY = (5, 7) + tuple(v for v in _TERSE_VERSIONS + LEAN_VERSIONS if v % 2)
 DICTIONARY_BYTES = 16
 FOLDED_MODEL_ID = 7  # cm: the model a version-8 header names without a model id byte
 MAX_CONFIG_BYTES = 4096

@@ -338,6 +338,8 @@ class SeqzipDecompressor:
         return True
 
     def _decode_frame(self) -> None:
+        # A lean stream's one frame has no checks: its output waits in _pending, and
+        # _check_end (the CRC-32) raises before any of it is returned (test_lean).
         header, index = self._header, self._frames
         expected = next_frame_symbols(header, self._done)
         payload, checks, used = parse_frame(self._buffer, 0, expected, index, header.version)
