@@ -370,9 +370,41 @@ DATA_VARIANTS[48] = dict(DATA_VARIANTS[48], binary=140)
 FOLDED_IDS = {133: 141, 134: 142}
 _add_variants({twin: (base, dict(PRESETS[base], fold_case=1))
                for base, twin in FOLDED_IDS.items()})
+# Round sixteen (format 26 names ids 143-150, the last of band 9): levels 2-5, 7 and 8, which
+# had named the first presets (ids 2-5, 7, 8: level 2 coded alice29.txt 1.7% larger than level 1,
+# levels 7 and 8 2.7% larger than 6 at 0.8x and 0.5x its speed), become steps between today's
+# levels 1, 6 and 9.  Level 2 is level 1 with order 6, the match state's weight set, the second
+# layer, four APMs and 4 Mi slots; level 3 also level 6's word contexts and four markup
+# contexts; level 4 is level 6 without its symbol experts, with three weight sets and no final
+# stage, run inputs nor last mix, 8 Mi slots; level 5 level 6 without CTW, with four weight
+# sets; levels 7 and 8 level 6 with level 9's mLSTM on text (Adam 0.02 decayed by 0.01, its P(1)
+# and top byte as inputs) of 16 and 32 units.  Canterbury in exact bytes (benchmarks/canterbury.py,
+# one run): levels 2-8 339,016, 334,290, 329,312, 321,451, 319,995, 319,761, 319,567 (1: 341,723,
+# 9: 318,801); alice29.txt compressing at 451, 237, 147, 64, 31, 28, 19, 13 and 8.4 KB/s of CPU
+# at levels 1-9 (benchmarks/cm_cpu.py, medians of three).  On binary data levels 2-4 take level
+# 1's variants and 5, 7 and 8 level 6's; 7 and 8 fold capitals as 6 does (twins 149 and 150);
+# 2-5 do not (level 1's speed, and no ids left for twins).
+_NET9 = dict(network="mlstm", net_sel=9)
+PRESETS.update({
+    143: dict(PRESETS[48], orders="2,3,4,6", sets="c12n,match", layer2=True, apm=4,
+              table_bits=22, fit=1),
+    145: dict(PRESETS[133], experts="", sets="c12n,match,words2", post=0, post_mode=0, sse=0,
+              runs=0, table_bits=23),
+    146: dict(PRESETS[133], experts="order2", sets="c12n,match,ordern,words2"),
+    147: dict(PRESETS[133], **_NET9, network_config=network_config(
+        "mlstm", hidden=16, lr=0.02, lr_decay=0.01)),
+    148: dict(PRESETS[133], **_NET9, network_config=network_config(
+        "mlstm", hidden=32, lr=0.02, lr_decay=0.01))})
+PRESETS[144] = dict(PRESETS[143], word=3, markup=526, words2=50063)
+FOLDED_IDS.update({147: 149, 148: 150})
+_add_variants({twin: (base, dict(PRESETS[base], fold_case=1))
+               for base, twin in FOLDED_IDS.items() if twin > 148})
+DATA_VARIANTS.update({i: DATA_VARIANTS[48] for i in (143, 144, 145)})
+DATA_VARIANTS.update({i: DATA_VARIANTS[133] for i in (146, 147, 148)})
 CMConfig.FOLDED_IDS = FOLDED_IDS
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
-LEVEL_IDS = {1: 48, 6: 133, 9: 134}  # CMConfig.PRESET_IDS: a level -> its preset's id today
+# CMConfig.PRESET_IDS: a level -> its preset's id today
+LEVEL_IDS = {1: 48, 2: 143, 3: 144, 4: 145, 5: 146, 6: 133, 7: 147, 8: 148, 9: 134}
 LEVELS: dict[int, dict] = {level: PRESETS[LEVEL_IDS.get(level, level)] for level in FIRST_PRESETS}
 CMConfig.PRESET_IDS, CMConfig.VARIANT_IDS, CMConfig.PRESETS = LEVEL_IDS, VARIANTS, PRESETS
 CMConfig.LEVELS = LEVELS

@@ -18,7 +18,7 @@ GOLDEN = {
 
 def _config(name):
     if name == "level2":
-        return replace(CMConfig.for_level(2), table_bits=14, history_bits=14)
+        return replace(CMConfig.for_preset_id(2), table_bits=14, history_bits=14)
     return replace(CMConfig.for_preset_id(11), table_bits=14, history_bits=14, match2=12, record=2,
                    text=1, aligned=1, indirect=1, columns=1, experts="order2", network="glnn",
                    network_config=network_config("glnn", n_units=8, interval=16),
@@ -73,7 +73,7 @@ def test_state_round_trip_and_save_points(name):
 
 def test_memory_is_the_components_sum():
     """The kernel's account grows by a match model's table and map when one is added."""
-    base = replace(CMConfig.for_level(2), table_bits=14, history_bits=14, match2=0)
+    base = replace(CMConfig.for_preset_id(2), table_bits=14, history_bits=14, match2=0)
     one = CMModel(base, alphabet=b"ab", seed=0).kernel.memory_allocated()
     two = CMModel(replace(base, match2=12), alphabet=b"ab", seed=0).kernel.memory_allocated()
     # the match table (4 bytes x 2^14), its map (128 x 6 bytes), and one more input in each

@@ -31,7 +31,7 @@ def test_round_trip_every_level(level):
 
 @pytest.mark.parametrize("optimizer", ["qdh", "sgd", "adam"])
 def test_round_trip_every_optimizer_with_frames(optimizer):
-    config = dataclasses.replace(CMConfig.for_level(4), optimizer=optimizer,
+    config = dataclasses.replace(CMConfig.for_preset_id(4), optimizer=optimizer,
                                  rate=1.0 if optimizer == "qdh" else 0.003)
     out = io.BytesIO()
     seqzip.compress_file(io.BytesIO(TEXT), out, model="cm", config=config,
@@ -46,7 +46,9 @@ def test_edge_inputs_round_trip():
 
 
 def without(level: int, **fields) -> CMConfig:
-    return dataclasses.replace(CMConfig.for_level(level), **fields)
+    """The first preset of ``level`` (id ``level``: today's levels 2-5 are steps between 1 and
+    6 with other fields) with ``fields`` changed."""
+    return dataclasses.replace(CMConfig.for_preset_id(level), **fields)
 
 
 def test_match_model_pays_on_long_repeats():
@@ -81,7 +83,7 @@ def test_sparse_contexts_pay_on_interleaved_streams():
 
 def test_network_gate_and_symbol_experts_join():
     config = dataclasses.replace(
-        CMConfig.for_level(3), experts="ctw4", network="glnn",
+        CMConfig.for_preset_id(3), experts="ctw4", network="glnn",
         network_config=network_config("glnn", n_units=4, window=8, interval=8),
         gate_units=5, sets="node,match,gate")
     data = TEXT[:4000]
