@@ -318,6 +318,8 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 138): (68, "b625391b6095326856fc977abe15051f03e7e7c15ee280d684b0b4edfcd8f336"),
     ("cm", 139): (68, "e83d401b2a4b5efd1507a3e1fd8388acff82ebc8b742201f6ba29f7abe9dfebb"),
     ("cm", 140): (72, "66c6e40d79079a0ed795901403a3648f99c7fe09202cdf231f2557d4337ecbe9"),
+    # round sixteen (format 24): level 9's binary variant with 32 units on the text schedule
+    ("cm", 135): (68, "8e9e8c92768ad2826d8c8eb13c3346f1802bfebe4e2bf82dc755f8b9498db190"),
 }
 
 
@@ -457,7 +459,11 @@ PRESETS_SHA256_LATER = {
                "b4cb9b11d255015de849f927f65c48cf5fedcc140cc0160839c149ceb0e82623",
            # levels 2, 3, 4, 5, 7, 8 and the folded twins of 7 and 8
            tuple(range(143, 151)):
-               "9d6939be8a16bef16736a168fcb92e41d03388e8a1b92fab7a369334b5dcea1b"},
+               "9d6939be8a16bef16736a168fcb92e41d03388e8a1b92fab7a369334b5dcea1b",
+           (135,):  # level 9's binary variant of round sixteen
+               "58bc2c04e8ee3356070dfddb5f2f48b55d879acde0b19c98b239d81616fd1484",
+           (118,):  # level 5's folded twin
+               "7b95b6ad0a3f3da82823a4ed4578d384a1b76892be1b27aaf38a19b6f4fb5bd6"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
@@ -657,15 +663,13 @@ def test_hostile_header_fields(changes, message):
 
 
 def test_a_preset_this_build_does_not_know_says_a_newer_seqzip_may_have_written_it():
-    """Id 135 is in header band 8 (formats 24, 25), which this build reads, but names no
-    preset (round twelve left it free; band 9 is full since round sixteen): a later build's
-    stream, whose header passes its check."""
-    presets = MODELS["cm"].config_class.PRESETS
-    assert 135 not in presets and set(range(136, 151)) <= set(presets)
-    header = container.StreamHeader(MODELS["cm"].model_id, bytes([135]), 0, 3, 16, b"abc",
+    """order2's header of version 10 (band 1) may name ids 16-30, none of which order2 has:
+    a later build's stream, whose header passes its check, is refused by name."""
+    assert not set(range(16, 31)) & set(getattr(MODELS["order2"].config_class, "PRESETS", {}))
+    header = container.StreamHeader(MODELS["order2"].model_id, bytes([20]), 0, 3, 16, b"abc",
                                     0, 8)
-    assert header.version == 24 + 64  # lean (test_lean)
-    with pytest.raises(CorruptError, match="names preset 135, which this build does "
+    assert header.version == 10 + 64  # lean (test_lean)
+    with pytest.raises(CorruptError, match="names preset 20, which this build does "
                        "not know .*a newer seqzip wrote it"):
         seqzip.decompress(header.pack())
 

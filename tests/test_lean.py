@@ -37,11 +37,12 @@ GOLDEN_LEAN_CM1 = (
     "9c755568a66bf4a94bca3c54ed837a0e106862238b9829200c47b9fb8c23fc437974a4b973c0d0af0d3da2a9"
     "fe3ab44585918785948dc4fd8a0eece0edb562f8ce0521971c49b0")
 # cm's levels on the golden input x 20 (seed 1; binary data: their binary variants, format 26
-# lean, 90): size and SHA-256 (checked, test_container pins 68-76 bytes)
+# lean, 90; level 9's since round sixteen id 135, format 24 lean, 88): size and SHA-256
+# (checked, test_container pins 68-76 bytes)
 GOLDEN_LEAN_CM = {
     1: (59, "1848f49989f96779251c57837b87b53eaa161474fbe61e56ae0a60deb17433db"),
     6: (57, "4f756833f50b1445c400905d8e3ec52c3de69e4fd257157cf0c4fe58512dbcb9"),
-    9: (57, "f6f48ccddc8d1b5e6d958bf20d201847773c54874599c75caf38bf2e711f312f"),
+    9: (57, "fbde2b624f04bdff42ffcf9587d5578a9c0adc2a7f58782bf2c308c7b52a7bc3"),  # 135 (round 16)
 }
 
 

@@ -121,8 +121,8 @@ def _header(packed: bytes) -> StreamHeader:
     return parse_header(packed)[0]
 
 
-@pytest.mark.parametrize("level, preset_id", [(6, 141), (7, 149), (8, 150), (9, 142)])
-def test_levels_6_to_9_fold_a_text_that_pays(level, preset_id):
+@pytest.mark.parametrize("level, preset_id", [(5, 118), (6, 141), (7, 149), (8, 150), (9, 142)])
+def test_levels_5_to_9_fold_a_text_that_pays(level, preset_id):
     packed = seqzip.compress(TEXT, level)
     header = _header(packed)
     assert header.config == bytes([preset_id]) and header.length == len(TEXT)
@@ -196,6 +196,7 @@ def test_a_folding_config_on_data_it_cannot_fold_codes_it_as_it_is():
 GOLDEN_FOLDED = {
     141: (850, "54ab36f9715eda24a731f3e4dc904fcd77ebb5dc2fed54165e8938fae6b8cdd9"),
     142: (850, "4a2ee297a9781a550b38fc480ddfbe96bb72a053be6348dd47a9d8c3eafcba28"),
+    118: (862, "fe8c4b83047777b426fa5704d939d093549d2915ec7654bf5261f83f2f726d9d"),
     149: (850, "a436572670cd7595c5b1481c71d80f6ab5f31815c86416eea9a7fa044d7724b3"),
     150: (850, "d7d0f9a71d4e8b7e1158bc0dd6ede9ac04443a14a968b5f3744d08e37ba73fb7"),
 }
