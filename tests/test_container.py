@@ -320,6 +320,8 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 140): (72, "66c6e40d79079a0ed795901403a3648f99c7fe09202cdf231f2557d4337ecbe9"),
     # round sixteen (format 24): level 9's binary variant with 32 units on the text schedule
     ("cm", 135): (68, "8e9e8c92768ad2826d8c8eb13c3346f1802bfebe4e2bf82dc755f8b9498db190"),
+    # ... and level 8's: level 6's binary variant with that network
+    ("cm", 119): (68, "bc64df01044fd9725bc2f0afe09fbcbfbfee58d57ddec28baa77a180bab4adbf"),
 }
 
 
@@ -463,7 +465,9 @@ PRESETS_SHA256_LATER = {
            (135,):  # level 9's binary variant of round sixteen
                "58bc2c04e8ee3356070dfddb5f2f48b55d879acde0b19c98b239d81616fd1484",
            (118,):  # level 5's folded twin
-               "7b95b6ad0a3f3da82823a4ed4578d384a1b76892be1b27aaf38a19b6f4fb5bd6"},
+               "7b95b6ad0a3f3da82823a4ed4578d384a1b76892be1b27aaf38a19b6f4fb5bd6",
+           (119,):  # level 8's binary variant
+               "6e2ea45ff64620216c4937fdd0ae307746b2b7a76ab7c6a829a4c11c506efab5"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 
