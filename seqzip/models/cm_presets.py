@@ -406,7 +406,7 @@ DATA_VARIANTS.update({i: DATA_VARIANTS[133] for i in (146, 147, 148)})
 # Round sixteen's binary variant of level 9 (format 24 names id 135, the one id round twelve
 # left free): 139 with the text preset's network schedule on 32 units (Adam's rate 0.02 decayed
 # by 0.01, its P(1) and top byte as inputs) in place of 96 units at a fixed 0.002.  kennedy.xls
-# (payload bytes, two at a time): 96 units 9,450, 48 units 9,856, 32 units 9,424 (with the fixed
+# (payload bytes, two at a time): 96 units about 9,452, 48 units 9,856, 32 units 9,424 (with the fixed
 # rate 9,528; with net_sel 1 9,432), 16 units 9,872; 32 units at 8.7 KB/s of CPU against 3.9,
 # above level 9's floor of 5 that 96 units missed.  DWARF sections of an x86-64 object (85 and
 # 129 KB): +0.12% and -0.04% at 2.3x the speed.
