@@ -11,7 +11,7 @@ import pytest
 import seqzip
 from seqzip import container
 from seqzip.models import DEFAULT_MODEL, MODELS, config_to_bytes
-from seqzip.models.base import config_from_header, config_to_fields, config_to_header, preset_by_id
+from seqzip.models.base import config_to_fields, config_to_header, preset_by_id
 from seqzip.errors import (CorruptError, NotSeqzipError, SeqzipError, TruncatedError,
                            UnsupportedVersionError)
 

@@ -384,19 +384,25 @@ _add_variants({twin: (base, dict(PRESETS[base], fold_case=1))
 # 76, 44, 32, 23, 13 and 8.4 KB/s of CPU at levels 1-9 (benchmarks/cm_cpu.py, medians of three
 # or five; level 5 unfolded).  On binary data levels 2-4 take level 1's variants and 5, 7 and 8
 # level 6's; 5, 7 and 8 fold capitals as 6 does (twins 118, one of band 7's free ids, 149 and
-# 150; level 5 folded: alice29.txt -0.38%, cp.html -0.98%, nine small texts -1.5 to -4.7%);
-# 2-4 do not (level 1's speed).
-_NET9 = dict(network="mlstm", net_sel=9)
+# 150; level 5 folded: alice29.txt -0.38%, cp.html -0.98%, eight small texts -1.5 to -4.7%,
+# payload bytes); 2-4 do not (level 1's speed).
+
+
+def _net9(units: int) -> dict:
+    """Level 9's text network (round eight): an mLSTM of ``units`` on Adam's rate 0.02 decayed
+    by 0.01, its P(1) and top byte as inputs (net_sel 9)."""
+    return dict(network="mlstm", net_sel=9, network_config=network_config(
+        "mlstm", hidden=units, lr=0.02, lr_decay=0.01))
+
+
 PRESETS.update({
     143: dict(PRESETS[48], orders="2,3,4,6", sets="c12n,match", layer2=True, apm=4,
               table_bits=22, fit=1),
     145: dict(PRESETS[133], experts="", sets="c12n,match,words2", post=0, post_mode=0, sse=0,
               runs=0, table_bits=23),
     146: dict(PRESETS[133], experts="order2", sets="c12n,match,ordern,words2"),
-    147: dict(PRESETS[133], **_NET9, network_config=network_config(
-        "mlstm", hidden=16, lr=0.02, lr_decay=0.01)),
-    148: dict(PRESETS[133], **_NET9, network_config=network_config(
-        "mlstm", hidden=32, lr=0.02, lr_decay=0.01))})
+    147: dict(PRESETS[133], **_net9(16)),
+    148: dict(PRESETS[133], **_net9(32))})
 PRESETS[144] = dict(PRESETS[143], word=3, markup=526, words2=50063)
 FOLDED_IDS.update({146: 118, 147: 149, 148: 150})
 _add_variants({twin: (base, dict(PRESETS[base], fold_case=1))
@@ -407,18 +413,18 @@ DATA_VARIANTS.update({i: DATA_VARIANTS[133] for i in (146, 147, 148)})
 # left free): 139 with the text preset's network schedule on 32 units (Adam's rate 0.02 decayed
 # by 0.01, its P(1) and top byte as inputs) in place of 96 units at a fixed 0.002.  kennedy.xls
 # (payload bytes, two at a time): 96 units about 9,452, 48 units 9,856, 32 units 9,424 (with the fixed
-# rate 9,528; with net_sel 1 9,432), 16 units 9,872; 32 units at 8.7 KB/s of CPU against 3.9,
-# above level 9's floor of 5 that 96 units missed.  DWARF sections of an x86-64 object (85 and
-# 129 KB): +0.12% and -0.04% at 2.3x the speed.
-_add_variants({135: (134, dict(PRESETS[139], net_sel=9, network_config=network_config(
-    "mlstm", hidden=32, lr=0.02, lr_decay=0.01)))})
+# rate 9,528; with net_sel 1 9,432), 16 units 9,872; the whole stream alone (benchmarks/
+# canterbury.py --levels 9 --files kennedy.xls) 9,467 -> 9,439 bytes at 10.2 KB/s of CPU against
+# session 19's 3.9, above level 9's floor of 5 that 96 units missed.  DWARF sections of an x86-64
+# object (85 and 129 KB): +0.12% and -0.04% at 2.3x the speed (two at a time).
+_add_variants({135: (134, dict(PRESETS[139], **_net9(32)))})
 DATA_VARIANTS[134] = dict(DATA_VARIANTS[134], binary=135)
 # ... and level 8's (id 119, band 7's, format 22): level 6's binary variant (138) with the same
 # network, so that level 8 is level 6 with a network on binary data as on text: kennedy.xls
-# payload 9,828 -> 9,400 (-4.35%; level 9's 135: 9,424), 19.2 -> 8.9 KB/s two at a time.
+# payload 9,828 -> 9,400 (-4.35%; level 9's 135: 9,424); the whole stream alone 9,843 -> 9,415
+# bytes at 10.3 KB/s of CPU (level 6: 19-22 in this session's runs).
 # Level 7 keeps level 6's variants (16 units on kennedy.xls: 9,872, no better than none).
-_add_variants({119: (148, dict(PRESETS[138], net_sel=9, network="mlstm",
-                               network_config=PRESETS[135]["network_config"]))})
+_add_variants({119: (148, dict(PRESETS[138], **_net9(32)))})
 DATA_VARIANTS[148] = dict(DATA_VARIANTS[148], binary=119)
 CMConfig.FOLDED_IDS = FOLDED_IDS
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
