@@ -429,8 +429,11 @@ def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A
 
 # ---------------------------------------------------------------- the shared step
 
+# A bit-mode kernel whose step is plain C (cm), coded by BitEncoder / BitDecoder or scored,
+# runs without the interpreter lock for the whole call (_run_bits_free): other threads run
+# meanwhile, and several such streams coded on threads at once use as many cores.  Any other
 # run() holds the interpreter while it codes (it calls the coder's Python objects for every
-# symbol), so it lets it go now and then: every YIELD_SYMBOLS symbols (every symbol in bit
+# symbol, or the kernel's Python methods), so it lets it go now and then: every YIELD_SYMBOLS symbols (every symbol in bit
 # mode) it reads a monotonic clock and, when twice the interpreter's switch interval
 # (sys.getswitchinterval(), 5 ms by default) of work has passed since the last time, releases
 # and retakes the GIL.  The pause must outlast the switch interval: a thread waiting for the
@@ -446,6 +449,14 @@ cdef enum:
 # Symbols coded (or decoded, or scored) by run() in this process since it started: the
 # position a progress line measures its rate from.
 cdef long long _symbols_done = 0
+
+cdef extern from *:
+    """
+    static inline void seqzip_count(long long* counter, long long k) {
+        __atomic_fetch_add(counter, k, __ATOMIC_RELAXED);
+    }
+    """
+    void _count "seqzip_count"(long long* counter, long long k) noexcept nogil
 
 
 def symbols_done():
@@ -476,7 +487,8 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     by ``bernoulli(p)``.
 
     In bit mode a :class:`BitEncoder` (ENCODE) or :class:`BitDecoder` (DECODE) as ``coder``
-    codes each bit in C, with no Python call per bit: the same words as constriction's.
+    codes each bit in C, with no Python call per bit: the same words as constriction's.  With
+    them (or scoring), a kernel whose step is plain C runs without the interpreter lock.
 
     Raises:
         ValueError: a decoded symbol or bit the model rules out (corrupt data), or a symbol
@@ -522,6 +534,9 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         pass
     elif cache is None and direction != TO_SCORE:
         raise ValueError("bit mode needs a model cache")
+    if bits and (writer is not None or native is not None or direction == TO_SCORE) and \
+            kernel.iface.predict_bit != _predict_bit and kernel.iface.update_bit != _update_bit:
+        return _run_bits_free(kernel, direction, symbols, writer, native, scores)
     for i in range(n):
         symbol = symbols[i] if direction != TO_DECODE else 0
         if symbol >= A:
@@ -584,13 +599,100 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
             if symbol >= A:
                 raise ValueError(f"decoded symbol {symbol} outside the alphabet")
             symbols[i] = symbol
-        _symbols_done += 1
+        _count(&_symbols_done, 1)
         if (i & yield_mask) == yield_mask:
             now = _now_ns()
             if now - last_yield >= yield_ns:
                 with nogil:  # a thread waiting for the interpreter takes it here
                     pass
                 last_yield = _now_ns()
+    return n
+
+
+cdef enum:  # why _bits_free stopped
+    FREE_DONE = 0
+    FREE_SYMBOL = 1    # a symbol outside the alphabet (to code or to score)
+    FREE_FORCED = 2    # a bit the model rules out (P(bit) = 0)
+    FREE_WORDS = 3     # decoding: words no encoder writes
+    FREE_MEMORY = 4    # the range encoder ran out of memory
+    FREE_DECODED = 5   # decoding: a symbol outside the alphabet
+    FREE_STATUS = 6    # the model's status (its value in *value)
+
+
+cdef int _bits_free(ModelInterface* m, int direction, uint8_t* symbols, Py_ssize_t n,
+                    BitEncoder writer, BitDecoder native, double* scores,
+                    Py_ssize_t* at, int* value) noexcept nogil:
+    """run()'s loop for a bit-mode kernel whose step is plain C, coded by BitEncoder or
+    BitDecoder or scored: the same arithmetic, run without the interpreter lock (see run).
+    Stops at the first symbol that fails, with its index in ``at`` and the reason returned."""
+    cdef Py_ssize_t i
+    cdef int A = m.alphabet_size, B = m.bits, j, p, bit, symbol, status
+    cdef double score
+    for i in range(n):
+        at[0] = i
+        symbol = symbols[i] if direction != TO_DECODE else 0
+        if symbol >= A:
+            value[0] = symbol
+            return FREE_SYMBOL
+        score = 1.0
+        for j in range(B - 1, -1, -1):
+            p = m.predict_bit(m.state)
+            if direction == TO_DECODE:
+                if p <= 0 or p >= PROB_ONE:
+                    bit = p >= PROB_ONE
+                else:
+                    bit = native.decode_bit(p)
+                    if bit < 0:
+                        return FREE_WORDS
+                symbol = symbol | (bit << j)
+            else:
+                bit = (symbol >> j) & 1
+                if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
+                    return FREE_FORCED
+                if direction == TO_SCORE:
+                    score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
+                elif 0 < p < PROB_ONE and writer.encode_bit(bit, p) < 0:
+                    return FREE_MEMORY
+            status = m.update_bit(m.state, bit)
+            if status < 0:
+                value[0] = status
+                return FREE_STATUS
+        if direction == TO_SCORE:
+            scores[i] = score
+        elif direction == TO_DECODE:
+            if symbol >= A:
+                value[0] = symbol
+                return FREE_DECODED
+            symbols[i] = symbol
+        _count(&_symbols_done, 1)
+    at[0] = n
+    return FREE_DONE
+
+
+cdef Py_ssize_t _run_bits_free(Kernel kernel, int direction, uint8_t[::1] symbols,
+                               BitEncoder writer, BitDecoder native, double[::1] scores) except -1:
+    """run() for a bit-mode kernel whose step is plain C (cm): the loop lets the interpreter
+    go for all of its length, so other threads run while it codes (a progress line, a
+    program's other work, another stream coded at the same time); the errors are run()'s."""
+    cdef Py_ssize_t n = symbols.shape[0], at = 0
+    cdef int why, value = 0
+    cdef uint8_t* sym = &symbols[0] if n else NULL
+    cdef double* sc = &scores[0] if scores is not None and n else NULL
+    cdef ModelInterface* m = &kernel.iface
+    with nogil:
+        why = _bits_free(m, direction, sym, n, writer, native, sc, &at, &value)
+    if why == FREE_SYMBOL:
+        raise ValueError(f"symbol {value} outside the model's alphabet of {m.alphabet_size}")
+    if why == FREE_FORCED:
+        raise ValueError("symbol outside the model's alphabet")
+    if why == FREE_WORDS:
+        raise ValueError("the words are not a range coder's")
+    if why == FREE_MEMORY:
+        raise MemoryError("range encoder: out of memory")
+    if why == FREE_DECODED:
+        raise ValueError(f"decoded symbol {value} outside the alphabet")
+    if why == FREE_STATUS:
+        _raise_for(value, type(kernel).__name__)
     return n
 
 

@@ -36,12 +36,29 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
+from cpython.pystate cimport PyThreadState
+
 from seqzip._core cimport (STATUS_MEMORY, STATUS_OK, STATUS_SYMBOL, SYMBOL_MODE, Kernel,
                            raw_get, raw_set)
 
 from seqzip._core import put, take
 from seqzip._kernels.ctw_tree cimport (BETA_MAX, BETA_MIN, EMPTY, MAX_DEPTH, N_CLASSES, ChildSlot,
                                        Entry, _Tree, check_tree, slot_of)
+
+# Growing the tables (a realloc's copy, the children's rehash) takes tens to hundreds of ms
+# once they hold millions of entries: the step lets the interpreter go meanwhile, when it
+# holds it (run() codes symbol mode holding it), so a progress line and other threads go on.
+cdef extern from *:
+    """
+    static inline PyThreadState* seqzip_ctw_let_go(void) {
+        return PyGILState_Check() ? PyEval_SaveThread() : NULL;
+    }
+    static inline void seqzip_ctw_take_back(PyThreadState* saved) {
+        if (saved != NULL) PyEval_RestoreThread(saved);
+    }
+    """
+    PyThreadState* _let_go "seqzip_ctw_let_go"() noexcept nogil
+    void _take_back "seqzip_ctw_take_back"(PyThreadState* saved) noexcept nogil
 
 @cython.final
 cdef class CTWKernel(Kernel):
@@ -190,6 +207,7 @@ cdef class CTWKernel(Kernel):
         """Index of a free block of 2**cls entries, or EMPTY when the budget is spent."""
         cdef uint32_t size = 1u << cls, new_cap
         cdef Entry* grown
+        cdef PyThreadState* held
         if self.free_count[cls] > 0:
             self.free_count[cls] -= 1
             return self.free_lists[cls][self.free_count[cls]]
@@ -199,7 +217,9 @@ cdef class CTWKernel(Kernel):
             new_cap = self.entries_cap
             while new_cap < self.entries_used + size:
                 new_cap = <uint32_t>min(<uint64_t>new_cap * 2, <uint64_t>self.entries_max)
+            held = _let_go()
             grown = <Entry*>realloc(self.entries, new_cap * sizeof(Entry))
+            _take_back(held)
             if grown == NULL:
                 self.out_of_memory = True
                 return EMPTY
@@ -272,6 +292,12 @@ cdef class CTWKernel(Kernel):
         return EMPTY
 
     cdef bint _grow_children(self) noexcept nogil:
+        cdef PyThreadState* held = _let_go()
+        cdef bint done = self._rehash_children()
+        _take_back(held)
+        return done
+
+    cdef bint _rehash_children(self) noexcept nogil:
         cdef uint64_t old_mask = self.child_mask, i, j, new_size = (old_mask + 1) * 2
         cdef ChildSlot* old = self.children
         cdef ChildSlot* grown = <ChildSlot*>malloc(new_size * sizeof(ChildSlot))
@@ -290,34 +316,42 @@ cdef class CTWKernel(Kernel):
         free(old)
         return True
 
+    cdef bint _grow_nodes(self, uint32_t new_cap) noexcept nogil:
+        """The context nodes' arrays to ``new_cap`` entries; False when out of memory."""
+        cdef void* grown = realloc(self.node_block, new_cap * sizeof(uint32_t))
+        if grown == NULL:
+            return False
+        self.node_block = <uint32_t*>grown
+        grown = realloc(self.node_count, new_cap * sizeof(uint16_t))
+        if grown == NULL:
+            return False
+        self.node_count = <uint16_t*>grown
+        grown = realloc(self.node_class, new_cap * sizeof(uint8_t))
+        if grown == NULL:
+            return False
+        self.node_class = <uint8_t*>grown
+        self.nodes_cap = new_cap
+        return True
+
     cdef uint32_t _add_child(self, uint32_t parent, int symbol) noexcept nogil:
         """Create the context node ``symbol`` + context(parent); EMPTY when the budget is spent."""
         cdef uint64_t key = <uint64_t>parent * 256 + symbol + 1, i
-        cdef uint32_t node, new_cap
-        cdef void* grown
+        cdef uint32_t node
+        cdef PyThreadState* held
+        cdef bint grew
         if self.nodes_used >= self.nodes_max:
             return EMPTY
         if (self.child_used + 1) * 2 > self.child_mask + 1:
             if self.child_mask + 1 >= self.slots_max or not self._grow_children():
                 return EMPTY
         if self.nodes_used == self.nodes_cap:
-            new_cap = <uint32_t>min(<uint64_t>self.nodes_cap * 2, <uint64_t>self.nodes_max)
-            grown = realloc(self.node_block, new_cap * sizeof(uint32_t))
-            if grown == NULL:
+            held = _let_go()
+            grew = self._grow_nodes(<uint32_t>min(<uint64_t>self.nodes_cap * 2,
+                                                  <uint64_t>self.nodes_max))
+            _take_back(held)
+            if not grew:
                 self.out_of_memory = True
                 return EMPTY
-            self.node_block = <uint32_t*>grown
-            grown = realloc(self.node_count, new_cap * sizeof(uint16_t))
-            if grown == NULL:
-                self.out_of_memory = True
-                return EMPTY
-            self.node_count = <uint16_t*>grown
-            grown = realloc(self.node_class, new_cap * sizeof(uint8_t))
-            if grown == NULL:
-                self.out_of_memory = True
-                return EMPTY
-            self.node_class = <uint8_t*>grown
-            self.nodes_cap = new_cap
         node = self.nodes_used
         self.nodes_used += 1
         self.node_block[node] = EMPTY
