@@ -11,24 +11,27 @@ from seqzip._core import BitEncoder, ENCODE, SCORE, run
 from seqzip.models import create, make_config
 
 
-def _inputs() -> list[tuple[bytes, int]]:
-    """Text, a Markov source and noise at levels 1, 6 and 7 (level 7's network is Python-free
-    but its own kernel: the cm step calls it)."""
+def _inputs() -> list[tuple[bytes, int, str]]:
+    """Text, a Markov source and noise by cm at levels 1, 6 (its symbol experts, CTW and order
+    2, step without the lock too) and 7 (its network trains without it), and by ctw, order2,
+    the LSTM and the ReLU RNN alone (which hold the lock but for the networks' training)."""
     text = corpora.generate("text", 60_000, seed=11).data
     other = corpora.generate("markov2", 40_000, seed=12).data
     noise = np.random.default_rng(13).integers(0, 256, 20_000, dtype=np.uint8).tobytes()
-    return [(text, 1), (other, 1), (noise, 1), (text[:20_000], 6), (other[:12_000], 6),
-            (text[:6_000], 7)]
+    return [(text, 1, "cm"), (other, 1, "cm"), (noise, 1, "cm"), (text[:20_000], 6, "cm"),
+            (other[:12_000], 6, "cm"), (text[:6_000], 7, "cm"), (text[:30_000], 6, "ctw"),
+            (other, 6, "order2"), (text[:3_000], 1, "lstm"), (text[:3_000], 1, "relu-rnn")]
 
 
 def test_streams_coded_side_by_side_are_the_streams_coded_alone():
     jobs = _inputs()
-    alone = [seqzip.compress(data, level) for data, level in jobs]
+    alone = [seqzip.compress(data, level, model=model) for data, level, model in jobs]
     with ThreadPoolExecutor(len(jobs)) as pool:
-        together = list(pool.map(lambda job: seqzip.compress(*job), jobs))
+        together = list(pool.map(lambda job: seqzip.compress(job[0], job[1], model=job[2]),
+                                 jobs))
         assert together == alone
         back = list(pool.map(seqzip.decompress, together))
-    assert back == [data for data, _ in jobs]
+    assert back == [data for data, _, _ in jobs]
 
 
 def test_scores_side_by_side_are_the_scores_alone():

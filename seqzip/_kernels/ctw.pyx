@@ -124,6 +124,7 @@ cdef class CTWKernel(Kernel):
         self.A = alphabet_size
         self.iface.alphabet_size = <int>alphabet_size
         self.iface.mode = SYMBOL_MODE
+        self.iface.predict, self.iface.update = _ctw_predict, _ctw_update  # no lock taken
         self.depth = depth
         self.alpha = alpha
         self.zero_redundancy = zero_redundancy
@@ -434,6 +435,9 @@ cdef class CTWKernel(Kernel):
         self.predicted = True
 
     cdef int c_predict(self, double* out) noexcept:
+        return self._free_predict(out)
+
+    cdef int _free_predict(self, double* out) noexcept nogil:
         if self.out_of_memory:
             return STATUS_MEMORY
         self._predict(out)
@@ -453,18 +457,44 @@ cdef class CTWKernel(Kernel):
         return STATUS_MEMORY if self.out_of_memory else STATUS_OK
 
     cdef int _update(self, int symbol) except -1:
-        cdef int d, k, top, bit, reachable, deepest
-        cdef uint32_t ctx, idx, node
-        cdef Entry* e
-        cdef double pe, pw, below
         self.predicted = False
-        if self.reset_when_full and (self.entries_used + 64 * (self.depth + 1) * self.code_bits
-                                     > self.entries_max or self.nodes_used + self.depth + 1
-                                     >= self.nodes_max):
+        if self._full():
             self._allocate()
             self.resets += 1
             self._predict(&self.scratch[0])
             self.predicted = False
+        self._learn(symbol)
+        return 0
+
+    cdef inline bint _full(self) noexcept nogil:
+        """Whether the next update resets the tree first (``reset_when_full``)."""
+        return self.reset_when_full and (self.entries_used + 64 * (self.depth + 1) *
+                                         self.code_bits > self.entries_max or
+                                         self.nodes_used + self.depth + 1 >= self.nodes_max)
+
+    cdef int _free_update(self, int symbol) noexcept nogil:
+        """c_update without the interpreter lock (the interface's update): it takes the lock
+        only to reset a full tree (``_allocate`` may raise)."""
+        if symbol < 0 or symbol >= self.A:
+            return STATUS_SYMBOL
+        if self.out_of_memory:
+            return STATUS_MEMORY
+        if self._full():
+            with gil:
+                return self.c_update(symbol)
+        if not self.predicted:
+            self._predict(&self.scratch[0])
+        self.predicted = False
+        self._learn(symbol)
+        return STATUS_MEMORY if self.out_of_memory else STATUS_OK
+
+    cdef void _learn(self, int symbol) noexcept nogil:
+        """The tree's update by ``symbol`` (the context path extended, the counts and the
+        weighting ratios along the symbol's decisions, the history shifted)."""
+        cdef int d, k, top, bit, reachable, deepest
+        cdef uint32_t ctx, idx, node
+        cdef Entry* e
+        cdef double pe, pw, below
         # Extend the context path to the full available depth, creating nodes.
         reachable = self.depth
         if self.n_seen < reachable:
@@ -516,7 +546,6 @@ cdef class CTWKernel(Kernel):
             self.history[d] = self.history[d - 1]
         self.history[0] = symbol
         self.n_seen += 1
-        return 0
 
     def memory_used(self):
         """Bytes held by the context tree now (pools, free lists and child map as allocated)."""
@@ -692,3 +721,13 @@ cdef class CTWKernel(Kernel):
         raw_set(self.q, sizeof(self.q), state, "q")
         raw_set(self.leaf, sizeof(self.leaf), state, "leaf")
         put(self.scratch, state, "scratch")
+
+
+# The interface's functions: plain C, so a model that holds this kernel as an expert (cm) steps
+# it without taking the interpreter lock (``_core.pxd``).
+cdef int _ctw_predict(void* s, double* out) noexcept nogil:
+    return (<CTWKernel>s)._free_predict(out)
+
+
+cdef int _ctw_update(void* s, int symbol) noexcept nogil:
+    return (<CTWKernel>s)._free_update(symbol)

@@ -257,7 +257,9 @@ cdef class OnlineRNN(OnlineNetwork):
             self.h[j] = sc[3 * n + self.P + j]
 
     cdef int train_window(self) except -1:
-        self._train(not self.reuse or self.stale)
+        cdef bint forward = not self.reuse or self.stale
+        with nogil:  # most of a network's time: other threads run meanwhile
+            self._train(forward)
         self.stale = False
         return 0
 

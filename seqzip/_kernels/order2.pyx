@@ -100,6 +100,7 @@ cdef class Order2Kernel(Kernel):
         self.A = A
         self.iface.alphabet_size = <int>A
         self.iface.mode = SYMBOL_MODE
+        self.iface.predict, self.iface.update = _order2_predict, _order2_update  # no lock
         self.order = order
         self.count_limit = count_limit
         self.escape_weight = escape_weight
@@ -118,6 +119,9 @@ cdef class Order2Kernel(Kernel):
         self.p1 = np.empty(A, dtype=np.float64)
 
     cdef int c_predict(self, double* out) noexcept:
+        return self._free_predict(out)
+
+    cdef int _free_predict(self, double* out) noexcept nogil:
         cdef Py_ssize_t x, A = self.A
         cdef double inv = 1.0 / (self.n0 + A)
         cdef Py_ssize_t ctx1 = self.prev1, ctx2 = self.prev2 * A + self.prev1
@@ -137,6 +141,9 @@ cdef class Order2Kernel(Kernel):
         return STATUS_OK
 
     cdef int c_update(self, int symbol) noexcept:
+        return self._free_update(symbol)
+
+    cdef int _free_update(self, int symbol) noexcept nogil:
         if symbol < 0 or symbol >= self.A:
             return STATUS_SYMBOL
         self._update(symbol)
@@ -229,3 +236,13 @@ cdef void _rescale(uint16_t* counts, uint32_t* total, uint32_t* distinct, Py_ssi
                    uint32_t cap) noexcept nogil:
     while total[0] > cap:
         _halve(counts, total, distinct, n)
+
+
+# The interface's functions: plain C, so a model that holds this kernel as an expert (cm) steps
+# it without taking the interpreter lock (``_core.pxd``).
+cdef int _order2_predict(void* s, double* out) noexcept nogil:
+    return (<Order2Kernel>s)._free_predict(out)
+
+
+cdef int _order2_update(void* s, int symbol) noexcept nogil:
+    return (<Order2Kernel>s)._free_update(symbol)

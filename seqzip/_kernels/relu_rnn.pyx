@@ -191,7 +191,8 @@ cdef class OnlineReLURNN(OnlineNetwork):
         self._cell(&self.h[0], x, &self.act[0], &self.h[0])
 
     cdef int train_window(self) except -1:
-        self._train()
+        with nogil:  # most of the network's time: other threads run meanwhile
+            self._train()
         return 0
 
     # ------------------------------------------------------------ training on the window

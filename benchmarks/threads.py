@@ -1,0 +1,62 @@
+"""Streams coded on threads at once against one after the other: cm codes without the
+interpreter lock, so N streams on N threads should take about the wall time of one.
+
+For each level and round, a fresh process compresses N generated texts one after the other,
+then the same N on N threads (checking the bytes are the same), and prints both wall times and
+the CPU time of each; the medians over the rounds come last.
+
+    python3 benchmarks/threads.py [--levels 1:600000,6:100000,9:30000] [--rounds 3] [--n 2]
+
+The children import the seqzip of the directory they run in: run it from the checkout to
+measure (``cd /tmp/old && python3 /work/main/benchmarks/threads.py``).
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+CHILD = r"""
+import json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+import seqzip
+from seqzip import corpora
+level, size, n = map(int, sys.argv[1:4])
+texts = [corpora.generate("text", size, seed=s).data for s in range(1, n + 1)]
+seqzip.compress(texts[0][:1000], level)
+t, c = time.monotonic(), time.process_time()
+alone = [seqzip.compress(x, level) for x in texts]
+t1, c1 = time.monotonic(), time.process_time()
+with ThreadPoolExecutor(n) as pool:
+    together = list(pool.map(lambda x: seqzip.compress(x, level), texts))
+t2, c2 = time.monotonic(), time.process_time()
+assert together == alone
+print(json.dumps([t1 - t, c1 - c, t2 - t1, c2 - c1]))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--levels", default="1:600000,6:100000,9:30000")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--n", type=int, default=2)
+    args = ap.parse_args()
+    cases = [tuple(map(int, c.split(":"))) for c in args.levels.split(",")]
+    runs: dict = {}
+    for r in range(args.rounds):
+        for level, size in cases:
+            out = json.loads(subprocess.run([sys.executable, "-c", CHILD, str(level), str(size),
+                                             str(args.n)], capture_output=True, text=True,
+                                            check=True).stdout)
+            runs.setdefault(level, []).append(out)
+            print(r, level, size, " ".join(f"{v:.2f}" for v in out), flush=True)
+    print(f"level: serial wall / CPU, {args.n} threads wall / CPU (s), wall speed-up "
+          f"(medians of {args.rounds})")
+    for level, size in cases:
+        med = [statistics.median(run[i] for run in runs[level]) for i in range(4)]
+        print(f"{level} ({args.n} x {size} bytes): {med[0]:.2f} / {med[1]:.2f}, "
+              f"{med[2]:.2f} / {med[3]:.2f}, {med[0] / med[2]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
