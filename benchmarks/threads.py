@@ -1,9 +1,11 @@
 """Streams coded on threads at once against one after the other: cm codes without the
 interpreter lock, so N streams on N threads should take about the wall time of one.
 
-For each level and round, a fresh process compresses N generated texts one after the other,
-then the same N on N threads (checking the bytes are the same), and prints both wall times and
-the CPU time of each; the medians over the rounds come last.
+For each level and round, a fresh process codes one text both ways (the first model of a
+process pays for fresh memory; the two threads' models still take one model's memory fresh,
+which counts against them), then compresses N generated texts one after the other,
+then the same N on N threads (checking the bytes are the same), then decompresses the streams
+both ways, and prints the wall and CPU time of each; the medians over the rounds come last.
 
     python3 benchmarks/threads.py [--levels 1:600000,6:100000,9:30000] [--rounds 3] [--n 2]
 
@@ -23,7 +25,7 @@ import seqzip
 from seqzip import corpora
 level, size, n = map(int, sys.argv[1:4])
 texts = [corpora.generate("text", size, seed=s).data for s in range(1, n + 1)]
-seqzip.compress(texts[0][:1000], level)
+seqzip.decompress(seqzip.compress(texts[0], level))  # the process's first model pays for memory
 t, c = time.monotonic(), time.process_time()
 alone = [seqzip.compress(x, level) for x in texts]
 t1, c1 = time.monotonic(), time.process_time()
@@ -31,7 +33,14 @@ with ThreadPoolExecutor(n) as pool:
     together = list(pool.map(lambda x: seqzip.compress(x, level), texts))
 t2, c2 = time.monotonic(), time.process_time()
 assert together == alone
-print(json.dumps([t1 - t, c1 - c, t2 - t1, c2 - c1]))
+t3, c3 = time.monotonic(), time.process_time()
+back = [seqzip.decompress(x) for x in alone]
+t4, c4 = time.monotonic(), time.process_time()
+with ThreadPoolExecutor(n) as pool:
+    back_together = list(pool.map(seqzip.decompress, alone))
+t5, c5 = time.monotonic(), time.process_time()
+assert back == back_together == texts
+print(json.dumps([t1 - t, c1 - c, t2 - t1, c2 - c1, t4 - t3, c4 - c3, t5 - t4, c5 - c4]))
 """
 
 
@@ -50,12 +59,13 @@ def main() -> None:
                                             check=True).stdout)
             runs.setdefault(level, []).append(out)
             print(r, level, size, " ".join(f"{v:.2f}" for v in out), flush=True)
-    print(f"level: serial wall / CPU, {args.n} threads wall / CPU (s), wall speed-up "
-          f"(medians of {args.rounds})")
+    print(f"level, direction: serial wall / CPU, {args.n} threads wall / CPU (s), wall "
+          f"speed-up (medians of {args.rounds})")
     for level, size in cases:
-        med = [statistics.median(run[i] for run in runs[level]) for i in range(4)]
-        print(f"{level} ({args.n} x {size} bytes): {med[0]:.2f} / {med[1]:.2f}, "
-              f"{med[2]:.2f} / {med[3]:.2f}, {med[0] / med[2]:.2f}x")
+        med = [statistics.median(run[i] for run in runs[level]) for i in range(8)]
+        for name, m in (("compress", med[:4]), ("decompress", med[4:])):
+            print(f"{level} {name} ({args.n} x {size} bytes): {m[0]:.2f} / {m[1]:.2f}, "
+                  f"{m[2]:.2f} / {m[3]:.2f}, {m[0] / m[2]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -13,14 +13,16 @@ from seqzip.models import create, make_config
 
 def _inputs() -> list[tuple[bytes, int, str]]:
     """Text, a Markov source and noise by cm at levels 1, 6 (its symbol experts, CTW and order
-    2, step without the lock too) and 7 (its network trains without it), and by ctw, order2,
-    the LSTM and the ReLU RNN alone (which hold the lock but for the networks' training)."""
+    2, step without the lock too) and 7 (its network too, taking it only to train), and by
+    ctw, order2, the LSTM, the ReLU RNN and the GLNN alone (which hold the lock but for the
+    LSTM's and the RNN's training)."""
     text = corpora.generate("text", 60_000, seed=11).data
     other = corpora.generate("markov2", 40_000, seed=12).data
     noise = np.random.default_rng(13).integers(0, 256, 20_000, dtype=np.uint8).tobytes()
     return [(text, 1, "cm"), (other, 1, "cm"), (noise, 1, "cm"), (text[:20_000], 6, "cm"),
             (other[:12_000], 6, "cm"), (text[:6_000], 7, "cm"), (text[:30_000], 6, "ctw"),
-            (other, 6, "order2"), (text[:3_000], 1, "lstm"), (text[:3_000], 1, "relu-rnn")]
+            (other, 6, "order2"), (text[:3_000], 1, "lstm"), (text[:3_000], 1, "relu-rnn"),
+            (text[:2_000], 1, "glnn")]
 
 
 def test_streams_coded_side_by_side_are_the_streams_coded_alone():

@@ -303,21 +303,21 @@ cdef class OnlineGLNN(OnlineNetwork):
         self.steps_kept = self.steps_undone = 0
         self._activate()
 
-    cdef void _activate(self) noexcept:
+    cdef void _activate(self) noexcept nogil:
         cdef Py_ssize_t j
         self.feat[0] = 1.0
         for j in range(1, self.n_units + 1):
             self.feat[j] = det_tanh(self.V[j])
 
-    cdef double* output_weights(self) noexcept:
+    cdef double* output_weights(self) noexcept nogil:
         return &self.w[0, 0]
 
-    cdef void record_state(self, Py_ssize_t slot) noexcept:
+    cdef void record_state(self, Py_ssize_t slot) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(self.n_units + 1):
             self.starts[slot, j] = self.V[j]
 
-    cdef void transition(self, int x) noexcept:
+    cdef void transition(self, int x) noexcept nogil:
         cdef Py_ssize_t j, k
         cdef double s
         for j in range(1, self.n_units + 1):

@@ -221,21 +221,21 @@ cdef class OnlineRNN(OnlineNetwork):
 
     # ------------------------------------------------------------ the base's hooks
 
-    cdef double* output_weights(self) noexcept:
+    cdef double* output_weights(self) noexcept nogil:
         return &self.theta[self.oWo]
 
-    cdef void load_features(self) noexcept:
+    cdef void load_features(self) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(self.n):
             self.feat[j + 1] = self.h[j]
 
-    cdef void record_state(self, Py_ssize_t slot) noexcept:
+    cdef void record_state(self, Py_ssize_t slot) noexcept nogil:
         cdef Py_ssize_t j, n = self.n
         for j in range(n):
             self.hs0[slot * n + j] = self.h[j]
             self.cs0[slot * n + j] = self.c[j]
 
-    cdef void transition(self, int x) noexcept:
+    cdef void transition(self, int x) noexcept nogil:
         cdef Py_ssize_t j, n = self.n, t = self.since, A = self.A
         cdef double* sc = &self.cell_scratch[0]
         # the cell's u (n), v (n), r (n), act (P) into the scratch, or with ``reuse`` into the

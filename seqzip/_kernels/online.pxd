@@ -36,10 +36,14 @@ cdef class OnlineNetwork(Kernel):
     cdef setup_network(self, object config, Py_ssize_t n_features, Py_ssize_t A,
                        list experts, bint qdh_output)
     # the family's part
-    cdef double* output_weights(self) noexcept
-    cdef void load_features(self) noexcept
-    cdef void record_state(self, Py_ssize_t slot) noexcept
-    cdef void transition(self, int symbol) noexcept
+    cdef double* output_weights(self) noexcept nogil
+    cdef void load_features(self) noexcept nogil
+    cdef void record_state(self, Py_ssize_t slot) noexcept nogil
+    cdef void transition(self, int symbol) noexcept nogil
     cdef int train_window(self) except -1
+    # the interface's step without the interpreter lock (it takes it to train)
+    cdef int _free_predict(self, double* out) noexcept nogil
+    cdef int _free_update(self, int x) noexcept nogil
+    cdef int _train_step(self) noexcept
     # helpers for the family's window pass
     cdef Py_ssize_t ring_index(self, Py_ssize_t t) noexcept

@@ -65,6 +65,7 @@ cdef class OnlineNetwork(Kernel):
         self.A = A
         self.iface.alphabet_size = <int>A
         self.iface.mode = SYMBOL_MODE
+        self.iface.predict, self.iface.update = _net_predict, _net_update  # see the end
         self.n_features = n_features
         self.window = config.window
         self.interval = config.interval
@@ -116,16 +117,16 @@ cdef class OnlineNetwork(Kernel):
 
     # ------------------------------------------------------------ the family's part
 
-    cdef double* output_weights(self) noexcept:
+    cdef double* output_weights(self) noexcept nogil:
         return NULL
 
-    cdef void load_features(self) noexcept:
+    cdef void load_features(self) noexcept nogil:
         pass
 
-    cdef void record_state(self, Py_ssize_t slot) noexcept:
+    cdef void record_state(self, Py_ssize_t slot) noexcept nogil:
         pass
 
-    cdef void transition(self, int symbol) noexcept:
+    cdef void transition(self, int symbol) noexcept nogil:
         pass
 
     cdef int train_window(self) except -1:
@@ -138,6 +139,12 @@ cdef class OnlineNetwork(Kernel):
     # ------------------------------------------------------------ the interface
 
     cdef int c_predict(self, double* out) noexcept:
+        return self._free_predict(out)
+
+    cdef int c_update(self, int x) noexcept:
+        return self._free_update(x)
+
+    cdef int _free_predict(self, double* out) noexcept nogil:
         cdef Py_ssize_t e
         cdef int status
         for e in range(self.n_experts):
@@ -153,13 +160,13 @@ cdef class OnlineNetwork(Kernel):
         self.predicted = True
         return STATUS_OK
 
-    cdef int c_update(self, int x) noexcept:
+    cdef int _free_update(self, int x) noexcept nogil:
         cdef Py_ssize_t e, y
         cdef int status
         if x < 0 or x >= self.A:
             return STATUS_SYMBOL
         if not self.predicted:
-            status = self.c_predict(&self.scratch[0])
+            status = self._free_predict(&self.scratch[0])
             if status < 0:
                 return status
         self.predicted = False
@@ -186,12 +193,18 @@ cdef class OnlineNetwork(Kernel):
         self.since += 1
         if self.since >= self.interval and self.filled == self.window:
             self.since = 0
-            try:
-                self.train_window()
-            except MemoryError:
-                return STATUS_MEMORY
-            except BaseException as exc:  # e.g. KeyboardInterrupt inside numpy: stop coding
-                return keep_exception(exc)
+            with gil:  # a family's training may run Python (and lets the lock go itself)
+                return self._train_step()
+        return STATUS_OK
+
+    cdef int _train_step(self) noexcept:
+        """train_window, its exception kept for run() (``keep_exception``)."""
+        try:
+            self.train_window()
+        except MemoryError:
+            return STATUS_MEMORY
+        except BaseException as exc:  # e.g. KeyboardInterrupt inside numpy: stop coding
+            return keep_exception(exc)
         return STATUS_OK
 
     cdef const double* c_features(self, Py_ssize_t* n) noexcept:
@@ -283,3 +296,14 @@ cdef class OnlineNetwork(Kernel):
                 ("u_diag", self.u_diag), ("u_cross", self.u_cross), ("beta", self.beta),
                 ("offset", self.offset), ("ring_symbols", self.ring_symbols),
                 ("ring_offsets", self.ring_offsets)]
+
+
+# The interface's functions: the step in C without the interpreter lock, which it takes only
+# to train (``_train_step``), so a model that holds a network as an expert (cm at levels 7-9)
+# steps it without the lock for most of its time (``_core.pxd``).
+cdef int _net_predict(void* s, double* out) noexcept nogil:
+    return (<OnlineNetwork>s)._free_predict(out)
+
+
+cdef int _net_update(void* s, int symbol) noexcept nogil:
+    return (<OnlineNetwork>s)._free_update(symbol)

@@ -174,20 +174,20 @@ cdef class OnlineReLURNN(OnlineNetwork):
 
     # ------------------------------------------------------------ the base's hooks
 
-    cdef double* output_weights(self) noexcept:
+    cdef double* output_weights(self) noexcept nogil:
         return &self.theta[self.oWo]
 
-    cdef void load_features(self) noexcept:
+    cdef void load_features(self) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(self.n):
             self.feat[j + 1] = self.h[j]
 
-    cdef void record_state(self, Py_ssize_t slot) noexcept:
+    cdef void record_state(self, Py_ssize_t slot) noexcept nogil:
         cdef Py_ssize_t j, n = self.n
         for j in range(n):
             self.hs0[slot * n + j] = self.h[j]
 
-    cdef void transition(self, int x) noexcept:
+    cdef void transition(self, int x) noexcept nogil:
         self._cell(&self.h[0], x, &self.act[0], &self.h[0])
 
     cdef int train_window(self) except -1:
