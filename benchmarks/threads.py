@@ -8,6 +8,11 @@ then the same N on N threads (checking the bytes are the same), then decompresse
 both ways, and prints the wall and CPU time of each; the medians over the rounds come last.
 
     python3 benchmarks/threads.py [--levels 1:600000,6:100000,9:30000] [--rounds 3] [--n 2]
+    python3 benchmarks/threads.py --files 16:60000 --level 6 [--rounds 3] [--n 2]
+
+``--files COUNT:SIZE`` measures the command line instead: COUNT generated texts of about SIZE
+bytes (sizes from SIZE/4 to 7 SIZE/4) in a folder, ``seqzip -r -T 1`` against ``-T N`` and the
+same with ``-d``, each a fresh process, wall and CPU time (of the child), outputs compared.
 
 The children import the seqzip of the directory they run in: run it from the checkout to
 measure (``cd /tmp/old && python3 /work/main/benchmarks/threads.py``).
@@ -44,12 +49,76 @@ print(json.dumps([t1 - t, c1 - c, t2 - t1, c2 - c1, t4 - t3, c4 - c3, t5 - t4, c
 """
 
 
+def _timed(argv: list) -> tuple:
+    """Wall and CPU seconds of one command line run (a fresh process)."""
+    import resource
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    subprocess.run(argv, check=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def files(args) -> None:
+    import os
+    import shutil
+    import tempfile
+
+    from seqzip import corpora
+
+    count, size = map(int, args.files.split(":"))
+    root = tempfile.mkdtemp(prefix="seqzip-threads-")
+    try:
+        texts = [corpora.generate("text", size // 4 + (6 * size // 4) * i // max(1, count - 1),
+                                  seed=100 + i).data for i in range(count)]
+        runs: dict = {}
+        for r in range(args.rounds):
+            outs = {}
+            for t in (1, args.n):
+                folder = os.path.join(root, f"T{t}")
+                shutil.rmtree(folder, ignore_errors=True)
+                os.makedirs(folder)
+                for i, text in enumerate(texts):
+                    with open(os.path.join(folder, f"f{i:03d}.txt"), "wb") as f:
+                        f.write(text)
+                cmd = [sys.executable, "-m", "seqzip.cli", "-q", f"-{args.level}", "--rm",
+                       "-T", str(t), "-r", folder]
+                runs.setdefault(("compress", t), []).append(_timed(cmd))
+                outs[t] = {name: open(os.path.join(folder, name), "rb").read()
+                           for name in sorted(os.listdir(folder))}
+                runs.setdefault(("decompress", t), []).append(_timed(cmd[:4] + ["-d"] + cmd[4:]))
+                for i, text in enumerate(texts):
+                    with open(os.path.join(folder, f"f{i:03d}.txt"), "rb") as f:
+                        assert f.read() == text
+            assert outs[1] == outs[args.n]
+            print(r, {f"{k[0]} -T {k[1]}": [round(v, 2) for v in runs[k][-1]] for k in runs},
+                  flush=True)
+        total = sum(map(len, texts))
+        print(f"{count} texts, {total} bytes, level {args.level}: wall / CPU seconds "
+              f"(medians of {args.rounds})")
+        for verb in ("compress", "decompress"):
+            one, many = ([statistics.median(run[i] for run in runs[(verb, t)]) for i in (0, 1)]
+                         for t in (1, args.n))
+            print(f"{verb}: -T 1 {one[0]:.2f} / {one[1]:.2f}, -T {args.n} {many[0]:.2f} / "
+                  f"{many[1]:.2f}, {one[0] / many[0]:.2f}x")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--levels", default="1:600000,6:100000,9:30000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=2)
+    ap.add_argument("--files", help="COUNT:SIZE: the command line on a folder of texts")
+    ap.add_argument("--level", type=int, default=6)
     args = ap.parse_args()
+    if args.files:
+        files(args)
+        return
     cases = [tuple(map(int, c.split(":"))) for c in args.levels.split(",")]
     runs: dict = {}
     for r in range(args.rounds):

@@ -35,6 +35,7 @@ from .models import DEFAULT_LEVEL
 from .pieces import (MAX_PIECE, MIN_PIECE, LocalEngine, StreamSpan, compress_first,
                      compress_warm, compress_warm_piece, compress_whole, decompress_spans,
                      piece_size, stream_spans, warm_layout)
+from .pieceset import PIECES_MAGIC
 from .predictor import Predictor
 from .session import (CHUNK, Limits, Progress, _check_frame_size, _check_processes,
                       _scan_profile, _seekable, coding_config, config_for_header,
@@ -44,7 +45,7 @@ from .session import (CHUNK, Limits, Progress, _check_frame_size, _check_process
 __all__ = ["compress", "decompress", "open", "compress_file", "decompress_file",
            "SeqzipCompressor", "SeqzipDecompressor", "SeqzipFile", "Limits", "StreamSpan",
            "stream_spans", "piece_size", "symbols_of", "spec_for_header", "config_for_header",
-           "model_for_header", "load_dictionary", "MIN_PIECE", "MAX_PIECE"]
+           "model_for_header", "load_dictionary", "MIN_PIECE", "MAX_PIECE", "PIECES_MAGIC"]
 
 Dictionary = Predictor | str | os.PathLike | None
 

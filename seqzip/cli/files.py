@@ -9,6 +9,7 @@ import io
 import json
 import os
 import sys
+import threading
 import time
 from typing import IO, Callable, Iterator
 import contextlib
@@ -91,8 +92,9 @@ Work = Callable[[IO[bytes], IO[bytes], Progress], "tuple[int, int]"]
 
 
 class RemoteFiles:
-    """Whole inputs as Dask tasks (``-r`` or several inputs with ``--scheduler``): each
-    chosen input's bytes go to a worker as a task of its own and its output comes back, while
+    """Whole inputs as Dask tasks (``-r`` or several inputs with ``--scheduler``), or on
+    threads of this process (the same with ``-T N`` and no scheduler: :class:`LocalThreads`):
+    each chosen input's bytes go to a worker as a task of its own and its output comes back, while
     the run takes the inputs in order and writes each output as it writes a local one
     (:func:`_run_file`: complete or absent).  At most the cluster's threads + 1 inputs, and
     about ``MAX_BYTES`` of them, are in flight; a task's result is read before its future is
@@ -163,6 +165,43 @@ class RemoteFiles:
         self.running.clear()
 
 
+class LocalThreads:
+    """What :class:`RemoteFiles` asks of a Dask client, on threads of this process: whole
+    inputs coded side by side, at most ``threads`` at a time (cm codes without the
+    interpreter lock, so they use the cores; other models take turns).  Each task has a daemon
+    thread of its own that ends with it: a run ended by a signal does not wait for the inputs
+    in flight, and an input cut into pieces after them still forks its workers from a process
+    with one thread when none is left (``seqzip.pieces``)."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self._slots = threading.BoundedSemaphore(threads)
+
+    def nthreads(self) -> dict:
+        return {"local": self.threads}
+
+    def submit(self, fn: Callable, *args, pure: bool = False, retries: int = 0):
+        """``fn(*args)`` on a thread of its own once a slot is free: its future (``pure``
+        and ``retries`` are the cluster's: a thread is not lost)."""
+        from concurrent.futures import Future
+
+        future: Future = Future()
+
+        def run() -> None:
+            with self._slots:
+                if not future.set_running_or_notify_cancel():
+                    return  # cancelled while it waited for a slot
+                try:
+                    result = fn(*args)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+
+        threading.Thread(target=run, name="seqzip-input", daemon=True).start()
+        return future
+
+
 def _run_files(files: list[str], settings: Settings, binary_out: bool,
                name_output: Callable[[str], str], work: Work, verb: str,
                rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
@@ -187,7 +226,8 @@ def _run_files(files: list[str], settings: Settings, binary_out: bool,
             try:
                 here = remote.work(index) if remote is not None else None
                 out_path, sizes, took = _run_file(path, s, run, binary_out, name_output,
-                                                  here or work, verb, rate_of, discard)
+                                                  here or work, verb, rate_of, discard,
+                                                  counted=here is None)
                 done, original, compressed = done + 1, original + sizes[0], \
                     compressed + sizes[1]
                 seconds += took
@@ -224,9 +264,10 @@ def _regular_or_new(path: str) -> bool:
 def _run_file(path: str, s: Settings, run: OutputRun, binary_out: bool,
               name_output: Callable[[str], str], work: Work, verb: str,
               rate_of: Callable[[str, IO[bytes]], "tuple[float | None, float]"],
-              discard: bool) -> tuple[str | None, tuple[int, int], float]:
+              discard: bool, counted: bool = True) -> tuple[str | None, tuple[int, int], float]:
     """One input of :func:`_run_files`: where its output went (None: nowhere), its sizes
-    (original, compressed) and its seconds."""
+    (original, compressed) and its seconds.  ``counted``: the progress line reads the symbols
+    this process codes (not for an input coded on a cluster, or on threads beside others)."""
     out_path = None if discard else s.output if s.output is not None else (
         "-" if s.to_stdout or path == "-" else name_output(path))
     if out_path == "-" and sys.stdout is None:
@@ -247,7 +288,8 @@ def _run_file(path: str, s: Settings, run: OutputRun, binary_out: bool,
     label = os.path.basename(path) if path != "-" else "stdin"
     with _open_input(path) as src:
         total, rate = rate_of(path, src)
-        with Progress(label, total, rate, s.quiet, counter=coded_since_now()) as bar:
+        with Progress(label, total, rate, s.quiet,
+                      counter=coded_since_now() if counted else None) as bar:
             if out_path is None:
                 with ending_signals(cleanup=False):  # nothing to clean up
                     sizes = work(src, _NullSink(), bar)
@@ -358,15 +400,35 @@ def compress_files(files: tuple[str, ...], s: Settings) -> int:
 
 def _remote_files(inputs: list[str], s: Settings, wanted: Callable[[str], bool],
                   task: Callable, args: tuple, sizes: Callable) -> RemoteFiles | None:
-    """With --scheduler and -r or several inputs (and no --dict), the :class:`RemoteFiles`
-    of the inputs ``wanted`` (regular files); else None."""
-    if s.scheduler is None or s.dictionary is not None or not (s.recursive or len(inputs) > 1):
+    """With -r or several inputs (and no --dict), the :class:`RemoteFiles` of the inputs
+    ``wanted`` (regular files): on the --scheduler cluster, or without one, with -T N (N > 1),
+    on N threads of this process (:class:`LocalThreads`); else None."""
+    if s.dictionary is not None or not (s.recursive or len(inputs) > 1) or (
+            s.scheduler is None and s.processes < 2):
         return None
     chosen = [path if path != "-" and os.path.isfile(path) and wanted(path) else None
               for path in inputs]
     if not any(chosen):
         return None
-    return RemoteFiles(s.cluster(), chosen, task, args, sizes)
+    client = s.cluster() if s.scheduler is not None else LocalThreads(s.processes)
+    return RemoteFiles(client, chosen, task, args, sizes)
+
+
+THREAD_MAX = 4 << 20  # compressed bytes: a larger input decodes as before, a frame at a time
+
+
+def _decoded_on_a_thread(path: str) -> bool:
+    """Whether ``-d -T N`` decodes ``path`` whole on a thread: at most ``THREAD_MAX`` bytes (a
+    task holds its input and output in memory) and not a piece set (whose pieces a local run
+    decodes side by side in worker processes)."""
+    from ..api import PIECES_MAGIC
+
+    try:
+        with open(path, "rb") as f:
+            return os.fstat(f.fileno()).st_size <= THREAD_MAX and \
+                f.read(len(PIECES_MAGIC)) != PIECES_MAGIC
+    except OSError:
+        return False  # its turn reports it
 
 
 def _compress_task(data: bytes, options: dict) -> bytes:
@@ -432,7 +494,8 @@ def decompress_files(files: tuple[str, ...], s: Settings, test: bool = False) ->
 
     dictionary = load_dictionary(s.dictionary, s.max_memory)
     inputs = expand_files(files, s.recursive, lambda p: p.endswith(s.suffix))
-    remote = _remote_files(inputs, s, lambda path: True, _decompress_task,
+    remote = _remote_files(inputs, s, _decoded_on_a_thread if s.scheduler is None
+                           else lambda path: True, _decompress_task,
                            (s.max_length, s.max_memory, not test), _decompressed_sizes)
     if test:
         s = Settings(**{**s.__dict__, "output": None, "to_stdout": False, "remove": False})

@@ -117,10 +117,12 @@ def io_options(func: Callable) -> Callable:
                      callback=_check_suffix, help="Suffix of compressed files."),
         click.option("-T", "--threads", type=click.IntRange(0, 256), default=1,
                      show_default=True,
-                     help="Worker processes (0: one per core).  Compression codes a shared "
-                          "prefix, then that many pieces side by side, each starting from the "
-                          "model's state after the prefix (costs some ratio); decompression "
-                          "decodes them side by side."),
+                     help="Workers (0: one per core).  Compression codes a shared prefix, "
+                          "then that many pieces side by side in worker processes, each "
+                          "starting from the model's state after the prefix (costs some "
+                          "ratio); decompression decodes them side by side.  With several "
+                          "inputs, those too small to cut are coded whole, that many at a "
+                          "time on threads (no cost in ratio)."),
         SCHEDULER_OPTION,
         click.option("-q", "--quiet", is_flag=True, help="No progress line or summary."),
         click.option("-v", "--verbose", is_flag=True,
