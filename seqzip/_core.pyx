@@ -429,11 +429,12 @@ def _walk(Kernel kernel, double[::1] out, int j, int prefix, double score, int A
 
 # ---------------------------------------------------------------- the shared step
 
-# A bit-mode kernel whose step is plain C (cm), coded by BitEncoder / BitDecoder or scored,
-# runs without the interpreter lock for the whole call (_run_bits_free): other threads run
-# meanwhile, and several such streams coded on threads at once use as many cores.  Any other
-# run() holds the interpreter while it codes (it calls the coder's Python objects for every
-# symbol, or the kernel's Python methods), so it lets it go now and then: every YIELD_SYMBOLS symbols (every symbol in bit
+# A bit-mode kernel coded by BitEncoder / BitDecoder or scored runs without the interpreter
+# lock for the whole call (_run_bits_free): other threads run meanwhile, and several such
+# streams coded on threads at once use as many cores (a kernel whose step is plain C, cm,
+# never takes it; one that runs Python takes it back for each call).  Any other run() holds
+# the interpreter while it codes (it calls the coder's Python objects for every symbol), so it
+# lets it go now and then: every YIELD_SYMBOLS symbols (every symbol in bit
 # mode) it reads a monotonic clock and, when twice the interpreter's switch interval
 # (sys.getswitchinterval(), 5 ms by default) of work has passed since the last time, releases
 # and retakes the GIL.  The pause must outlast the switch interval: a thread waiting for the
@@ -488,7 +489,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
 
     In bit mode a :class:`BitEncoder` (ENCODE) or :class:`BitDecoder` (DECODE) as ``coder``
     codes each bit in C, with no Python call per bit: the same words as constriction's.  With
-    them (or scoring), a kernel whose step is plain C runs without the interpreter lock.
+    them (or scoring) the loop runs without the interpreter lock (``_run_bits_free``).
 
     Raises:
         ValueError: a decoded symbol or bit the model rules out (corrupt data), or a symbol
@@ -498,7 +499,6 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
     cdef Py_ssize_t n = symbols.shape[0], i
     cdef int A = kernel.iface.alphabet_size, B = kernel.iface.bits, symbol, bit, j, p, status
     cdef bint bits = kernel.iface.mode == BIT_MODE
-    cdef double score, total
     cdef double[::1] probs
     cdef object probs_array = None, model, code = None
     cdef long long last_yield = _now_ns(), now
@@ -534,8 +534,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
         pass
     elif cache is None and direction != TO_SCORE:
         raise ValueError("bit mode needs a model cache")
-    if bits and (writer is not None or native is not None or direction == TO_SCORE) and \
-            kernel.iface.predict_bit != _predict_bit and kernel.iface.update_bit != _update_bit:
+    if bits and (writer is not None or native is not None or direction == TO_SCORE):
         return _run_bits_free(kernel, direction, symbols, writer, native, scores)
     for i in range(n):
         symbol = symbols[i] if direction != TO_DECODE else 0
@@ -554,8 +553,8 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 else:
                     symbol = code(model)
             status = kernel.iface.update(kernel.iface.state, symbol)
-        else:
-            score = 1.0
+        else:  # constriction's coder, a Python call per bit (BitEncoder, BitDecoder and
+            # scoring took _run_bits_free above)
             status = STATUS_OK
             if direction == TO_DECODE:
                 symbol = 0
@@ -564,10 +563,6 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 if direction == TO_DECODE:
                     if p <= 0 or p >= PROB_ONE:
                         bit = p >= PROB_ONE
-                    elif native is not None:
-                        bit = native.decode_bit(p)
-                        if bit < 0:
-                            raise ValueError("the words are not a range coder's")
                     else:
                         model = cache[p]
                         if model is None:
@@ -578,12 +573,7 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                     bit = (symbol >> j) & 1
                     if (p <= 0 and bit) or (p >= PROB_ONE and not bit):
                         raise ValueError("symbol outside the model's alphabet")
-                    if direction == TO_SCORE:
-                        score = score * ((p if bit else PROB_ONE - p) * (1.0 / PROB_ONE))
-                    elif writer is not None:
-                        if 0 < p < PROB_ONE and writer.encode_bit(bit, p) < 0:
-                            raise MemoryError("range encoder: out of memory")
-                    elif 0 < p < PROB_ONE:
+                    if 0 < p < PROB_ONE:
                         model = cache[p]
                         if model is None:
                             model = cache[p] = bernoulli(p)
@@ -591,8 +581,6 @@ def run(Kernel kernel, int direction, uint8_t[::1] symbols, object coder=None,
                 status = kernel.iface.update_bit(kernel.iface.state, bit)
                 if status < 0:
                     break
-            if direction == TO_SCORE:
-                scores[i] = score
         if status < 0:
             _raise_for(status, type(kernel).__name__)
         if direction == TO_DECODE:
@@ -622,8 +610,8 @@ cdef enum:  # why _bits_free stopped
 cdef int _bits_free(ModelInterface* m, int direction, uint8_t* symbols, Py_ssize_t n,
                     BitEncoder writer, BitDecoder native, double* scores,
                     Py_ssize_t* at, int* value) noexcept nogil:
-    """run()'s loop for a bit-mode kernel whose step is plain C, coded by BitEncoder or
-    BitDecoder or scored: the same arithmetic, run without the interpreter lock (see run).
+    """run()'s loop for a bit-mode kernel coded by BitEncoder or BitDecoder or scored,
+    without the interpreter lock (see run; a kernel's functions that run Python take it).
     Stops at the first symbol that fails, with its index in ``at`` and the reason returned."""
     cdef Py_ssize_t i
     cdef int A = m.alphabet_size, B = m.bits, j, p, bit, symbol, status
@@ -671,9 +659,9 @@ cdef int _bits_free(ModelInterface* m, int direction, uint8_t* symbols, Py_ssize
 
 cdef Py_ssize_t _run_bits_free(Kernel kernel, int direction, uint8_t[::1] symbols,
                                BitEncoder writer, BitDecoder native, double[::1] scores) except -1:
-    """run() for a bit-mode kernel whose step is plain C (cm): the loop lets the interpreter
-    go for all of its length, so other threads run while it codes (a progress line, a
-    program's other work, another stream coded at the same time); the errors are run()'s."""
+    """run() for a bit-mode kernel coded in C or scored: the loop lets the interpreter go
+    for all of its length, so other threads run while it codes (a progress line, a program's
+    other work, another stream coded at the same time); the errors are run()'s."""
     cdef Py_ssize_t n = symbols.shape[0], at = 0
     cdef int why, value = 0
     cdef uint8_t* sym = &symbols[0] if n else NULL

@@ -444,27 +444,7 @@ cdef class CTWKernel(Kernel):
         return STATUS_OK
 
     cdef int c_update(self, int symbol) noexcept:
-        if symbol < 0 or symbol >= self.A:
-            return STATUS_SYMBOL
-        if self.out_of_memory:
-            return STATUS_MEMORY
-        if not self.predicted:
-            self._predict(&self.scratch[0])
-        try:
-            self._update(symbol)
-        except MemoryError:
-            self.out_of_memory = True
-        return STATUS_MEMORY if self.out_of_memory else STATUS_OK
-
-    cdef int _update(self, int symbol) except -1:
-        self.predicted = False
-        if self._full():
-            self._allocate()
-            self.resets += 1
-            self._predict(&self.scratch[0])
-            self.predicted = False
-        self._learn(symbol)
-        return 0
+        return self._free_update(symbol)
 
     cdef inline bint _full(self) noexcept nogil:
         """Whether the next update resets the tree first (``reset_when_full``)."""
@@ -473,20 +453,33 @@ cdef class CTWKernel(Kernel):
                                          self.nodes_used + self.depth + 1 >= self.nodes_max)
 
     cdef int _free_update(self, int symbol) noexcept nogil:
-        """c_update without the interpreter lock (the interface's update): it takes the lock
-        only to reset a full tree (``_allocate`` may raise)."""
+        """The interface's update, without the interpreter lock: it takes the lock only to
+        reset a full tree (``_reset``)."""
         if symbol < 0 or symbol >= self.A:
             return STATUS_SYMBOL
         if self.out_of_memory:
             return STATUS_MEMORY
-        if self._full():
-            with gil:
-                return self.c_update(symbol)
         if not self.predicted:
             self._predict(&self.scratch[0])
         self.predicted = False
+        if self._full():
+            with gil:
+                self._reset()
+            if self.out_of_memory:
+                return STATUS_MEMORY
         self._learn(symbol)
         return STATUS_MEMORY if self.out_of_memory else STATUS_OK
+
+    cdef void _reset(self) noexcept:
+        """A full tree starts again empty (``_allocate`` may raise MemoryError)."""
+        try:
+            self._allocate()
+        except MemoryError:
+            self.out_of_memory = True
+            return
+        self.resets += 1
+        self._predict(&self.scratch[0])
+        self.predicted = False
 
     cdef void _learn(self, int symbol) noexcept nogil:
         """The tree's update by ``symbol`` (the context path extended, the counts and the
