@@ -192,6 +192,8 @@ GOLDEN_STREAMS_LATER = {
     ("cm", 146): (68, "22ad9a54c0d14a741f68e80f3719041d0bf16468c6923f1fe25552b36ca0a470"),
     ("cm", 147): (68, "c06b4e7f0fa7508a5885bddfb7a0e91d4d45ebffae3055b43bc6c7c8add421ac"),
     ("cm", 148): (68, "c8e9c566247ff02fce1e24f60fccf1cc20396a3dfed18e5813a01ee33a34ece4"),
+    # round seventeen (format 12): level 6 with its weight sets' quiet steps (mix_skip)
+    ("cm", 42): (68, "1f2d81ba68c0dd9eadf04dde8e32fb99f777fb4b886d1a7e26327a8c106255b4"),
 }
 GOLDEN_STREAMS_LATER_V6 = {
     ("cm", 10): (76, "261977d3f6a8c625dd57cfdce39eb52fe000f56d2b6eade483f71ef65aa8f4ca"),
@@ -467,7 +469,9 @@ PRESETS_SHA256_LATER = {
            (118,):  # level 5's folded twin
                "7b95b6ad0a3f3da82823a4ed4578d384a1b76892be1b27aaf38a19b6f4fb5bd6",
            (119,):  # level 8's binary variant
-               "6e2ea45ff64620216c4937fdd0ae307746b2b7a76ab7c6a829a4c11c506efab5"},
+               "6e2ea45ff64620216c4937fdd0ae307746b2b7a76ab7c6a829a4c11c506efab5",
+           (42, 43):  # level 6 with mix_skip and its folded twin
+               "4a2525077640e9b6475e366ce987813c78c82c3f775e00ef571113bdb46cf3bf"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

@@ -68,6 +68,8 @@ GOLDEN_TEXT_STREAMS_V8 = {
     # and with markup bits 10 and 11
     133: (2615, "285b4fc7b9607f042b63eccf55c3b36ae57c1ee575d3194145068013c3f40af5"),
     134: (2615, "3af89bf4bd30a7dda5f7792208f058e622163d69610ad07dc797a41762181f7d"),
+    # round seventeen (format 12): 133 with its weight sets' quiet steps (mix_skip 0.005)
+    42: (2619, "be8752acbee3978ad571cb1781442e83116ad97a4f32284fa4f95a812ab2a1e0"),
 }
 
 

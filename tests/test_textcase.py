@@ -121,7 +121,7 @@ def _header(packed: bytes) -> StreamHeader:
     return parse_header(packed)[0]
 
 
-@pytest.mark.parametrize("level, preset_id", [(5, 118), (6, 141), (7, 149), (8, 150), (9, 142)])
+@pytest.mark.parametrize("level, preset_id", [(5, 118), (6, 43), (7, 149), (8, 150), (9, 142)])
 def test_levels_5_to_9_fold_a_text_that_pays(level, preset_id):
     packed = seqzip.compress(TEXT, level)
     header = _header(packed)
@@ -139,14 +139,14 @@ def test_levels_5_to_9_fold_a_text_that_pays(level, preset_id):
 
 def test_the_encoder_keeps_the_text_as_it_is_where_folding_cannot_or_need_not_pay(monkeypatch):
     assert _header(seqzip.compress(TEXT, 1)).config == bytes([48])  # level 1: no twin
-    assert _header(seqzip.compress(TEXT.lower(), 6)).config == bytes([133])  # no capitals
-    assert _header(seqzip.compress(TEXT + b"\x01", 6)).config == bytes([133])  # an escape byte
+    assert _header(seqzip.compress(TEXT.lower(), 6)).config == bytes([42])  # no capitals
+    assert _header(seqzip.compress(TEXT + b"\x01", 6)).config == bytes([42])  # an escape byte
     assert _header(seqzip.compress(TEXT + b"\x00", 6)).config[0] == 138  # binary: its variant
     monkeypatch.setattr(seqzip.session, "MAX_FOLDED", len(TEXT) - 1)
-    assert _header(seqzip.compress(TEXT, 6)).config == bytes([133])  # too long
+    assert _header(seqzip.compress(TEXT, 6)).config == bytes([42])  # too long
     monkeypatch.setattr(seqzip.session, "MAX_FOLDED", len(TEXT))
     monkeypatch.setattr(seqzip.session, "fold_pays", lambda sample: False)
-    assert _header(seqzip.compress(TEXT, 6)).config == bytes([133])  # the trial says no
+    assert _header(seqzip.compress(TEXT, 6)).config == bytes([42])  # the trial says no
 
 
 FAST = config_with("cm", 1, fold_case=1)
@@ -183,6 +183,7 @@ def test_fold_pays_reads_exact_coded_sizes():
 def test_a_folding_config_on_data_it_cannot_fold_codes_it_as_it_is():
     twin = CMConfig.for_preset_id(141)
     assert twin.unfolded() == CMConfig.for_preset_id(133)
+    assert CMConfig.for_preset_id(43).unfolded() == CMConfig.for_preset_id(42)  # level 6's
     custom = config_with("cm", 1, fold_case=1)
     assert custom.unfolded() == config_with("cm", 1) and custom.folded() is None
     for config in (twin, custom):
@@ -199,6 +200,7 @@ GOLDEN_FOLDED = {
     118: (862, "fe8c4b83047777b426fa5704d939d093549d2915ec7654bf5261f83f2f726d9d"),
     149: (850, "a436572670cd7595c5b1481c71d80f6ab5f31815c86416eea9a7fa044d7724b3"),
     150: (850, "d7d0f9a71d4e8b7e1158bc0dd6ede9ac04443a14a968b5f3744d08e37ba73fb7"),
+    43: (850, "5c428977c7dd79d1f8b3e216f18cfb486506d4210b3f77da00452d5ca927c816"),  # level 6's
 }
 
 

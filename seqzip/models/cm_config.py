@@ -61,6 +61,7 @@ class CMSpec:
     cx_inputs: int = 0  # more inputs per hashed context, a bit mask (cxinputs.pxd)
     x86_pred: bool = False  # code bit 17: the x86 predicted bytes' inputs (xpred.pxd)
     m68k_pred: bool = False  # code bit 23: the 68000 predicted words' inputs (mpred.pxd)
+    mix_skip: float = 0.0  # QDH: a set's |error| below it steps its curvature only (mixer.pxd)
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,14 @@ class CMConfig:
     # streams: alice29.txt -0.38%, cp.html -1.05%, fields.c -0.95%, 24 texts of 3-20 KB -2.0%;
     # lcet10.txt +0.09%, plrabn12.txt, verse, +0.21%); the session folds and unfolds, the
     # kernel never sees the field.  Chosen per stream (``seqzip.session.fold_pays``)
+    mix_skip: float = 0.0  # QDH only: a first-layer weight set whose error |bit - p| on a bit
+    # is below mix_skip learns only its running curvature from that bit, not its weights
+    # (mixer.pxd's ``mixer_curvature``): the weight step, with a division per input, is most
+    # of the mixer's training, and at level 6 half or more of the sets' errors are this small
+    # (alice29.txt 51%, 200 KB of XML 83% at 0.005).  Measured (issue 20, level 6, log-loss of
+    # 11 texts: the Canterbury texts and 150-200 KB of XML, Python's pydoc topics, perldiag):
+    # 0.005 +0.003% in all (alice29.txt +0.010%, the XML -0.024%, fields.c -0.023%), 0.01
+    # +0.009%, 0.02 +0.024%; skipping the curvature too: 0.003 XML +0.085%
 
 
     # Fields added after streams existed, in the order they came, in generations (issue 20's
@@ -267,9 +276,9 @@ class CMConfig:
                                                "code", "mix_init", "rows", "sse", "runs",
                                                "post", "words2", "floats", "post_mode",
                                                "sparse2", "indirect2", "net_sel", "cx_inputs",
-                                               "fit", "fold_case")
+                                               "fit", "fold_case", "mix_skip")
     ADDED_GENERATIONS: ClassVar[tuple[int, ...]] = (3, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1,
-                                                    1, 1)
+                                                    1, 1, 1)
     # Each level -> the header's id of its preset today (``PRESETS``: every id streams name;
     # ids 1-9 the first presets, so a level not listed is its own first preset).
     PRESET_IDS: ClassVar[dict[int, int]]  # set by cm_presets
@@ -309,6 +318,8 @@ class CMConfig:
             raise ValueError(f"sets must name 1 to {LIMITS['sets']} of {sorted(SELECTORS)}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}")
+        if self.mix_skip and self.optimizer != "qdh":
+            raise ValueError("mix_skip is a QDH mixer's (its curvature learns the skipped bits)")
         if self.network not in NETWORKS:
             raise ValueError(f"network must be one of {NETWORKS}")
         if ("gate" in sets) != (self.gate_units > 0) or (self.gate_units and not self.network):
@@ -370,7 +381,7 @@ class CMConfig:
                       post=self.post, post_mode=self.post_mode, floats=self.floats,
                       net_sel=self.net_sel, cx_inputs=self.cx_inputs,
                       x86_pred=bool(self.code >> X86_PRED_BIT & 1),
-                      m68k_pred=bool(self.code >> M68K_PRED_BIT & 1))
+                      m68k_pred=bool(self.code >> M68K_PRED_BIT & 1), mix_skip=self.mix_skip)
         object.__setattr__(self, "_spec", spec)  # derived, not a field: not in the header
         object.__setattr__(self, "_n_inputs", n_inputs)
 
@@ -416,7 +427,7 @@ class CMConfig:
         1-9 the first presets (``FIRST_PRESETS``), those of ``PRESET_IDS`` today's levels,
         every id in ``PRESETS`` (which only grows).
 
-            >>> CMConfig.for_preset_id(133) == CMConfig.for_level(6) != CMConfig.for_preset_id(121)
+            >>> CMConfig.for_preset_id(42) == CMConfig.for_level(6) != CMConfig.for_preset_id(133)
             True
         """
         if preset_id not in cls.PRESETS:

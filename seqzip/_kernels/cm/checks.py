@@ -35,6 +35,7 @@ CONFIG_BOUNDS = {
     "table_bits": (10, 26), "history_bits": (10, 26),
     "rate": (0.0, 100.0), "rate2": (0.0, 100.0), "gate_rate": (0.0, 100.0),
     "decay": (0.5, 1.0), "eps": (1e-6, 1e6),
+    "mix_skip": (0.0, 0.5),  # QDH: a set's |error| below it steps its curvature only
     "apm_rate": (1, 12),
     "mix_init": (0, 2),  # the mixer's start (mixer.pxd)
     "sse": (0, 1023),  # a bit mask (sse.pxd's SSE_MASK)

@@ -271,6 +271,7 @@ cdef class CMKernel(Kernel):
         self.opt.kind = spec.optimizer
         self.opt.decay, self.opt.eps, self.opt.init = spec.decay, spec.eps, spec.mix_init
         self.opt.b1t = self.opt.b2t = 1.0
+        self.opt.quiet = spec.mix_skip * spec.mix_skip
         self.rate, self.rate2, self.gate_rate = spec.rate, spec.rate2, spec.gate_rate
         self.gate_set, self.net_pattern = -1, 0
         self.n_sets = len(selectors)

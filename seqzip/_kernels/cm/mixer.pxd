@@ -88,6 +88,8 @@ cdef struct Optimiser:
     double decay, eps    # QDH: the curvature's decay per bit and its damping
     double b1t, b2t      # Adam: beta1^t and beta2^t
     int init             # the mixer's start (``mix_init``): 0 zero weights, 1 and 2 a share
+    double quiet         # QDH: a first-layer set whose |error| is below ``mix_skip`` learns
+    # its curvature only, not its weights (``quiet`` is mix_skip squared; 0: every step)
 
 
 cdef struct Mixer:
@@ -247,11 +249,26 @@ cdef inline void mixer_train(Mixer* m, const double* x, double rate, int bit,
             adam_step(&hd[i], &hc[i], &w[i], err * x[i], rate, o)
 
 
+cdef inline void mixer_curvature(Mixer* m, const double* x, const Optimiser* o) noexcept nogil:
+    """A QDH set's quiet step (``Optimiser.quiet``): the selected row's running curvature
+    learns this bit as ``qdh_step`` would, its weights stay.  The steps skipped are the ones
+    with the divisions; the curvature is what the skipped bits still teach (skipping it too
+    measured +0.085% on 200 KB of XML at 0.003, this +0.02% less)."""
+    cdef int i, n = m.n
+    cdef double var = m.p * (1.0 - m.p), decay = o.decay
+    cdef double* hd = m.hd + m.selected * n
+    cdef double* hc = m.hc + m.selected * n
+    for i in range(n):
+        hd[i] = decay * hd[i] + x[i] * x[i] * var
+        hc[i] = decay * hc[i] + x[i] * var
+
+
 cdef inline void mixer_train_sets(Mixer* sets, int m, int skip, const double* x, double rate,
                                    int bit, const Optimiser* o) noexcept nogil:
     """``mixer_train`` of each set k < m but ``skip`` (m <= MIX_MAX_SETS, every set of x's
     width): with QDH, each ``qdh_step``'s bias term summed in the same order, but the sets'
-    sums interleaved (the same bits as one set after the other)."""
+    sums interleaved (the same bits as one set after the other); a set whose error is below
+    ``mix_skip`` takes ``mixer_curvature`` instead."""
     cdef double term[MIX_MAX_SETS][MAX_ROW]
     cdef const double* t[MIX_MAX_SETS]
     cdef double bias[MIX_MAX_SETS]
@@ -263,13 +280,21 @@ cdef inline void mixer_train_sets(Mixer* sets, int m, int skip, const double* x,
     cdef double* hc
     if o.kind != OPT_QDH or n > MAX_ROW or m - (0 <= skip < m) <= 1:
         for k in range(m):
-            if k != skip:
+            if k == skip:
+                continue
+            err = bit - sets[k].p
+            if o.kind == OPT_QDH and err * err < o.quiet:
+                mixer_curvature(&sets[k], x, o)
+            else:
                 mixer_train(&sets[k], x, rate, bit, o)
         return
     for k in range(m):
         if k == skip:
             continue
         err = bit - sets[k].p
+        if err * err < o.quiet:
+            mixer_curvature(&sets[k], x, o)
+            continue
         var = sets[k].p * (1.0 - sets[k].p)
         w = sets[k].w + sets[k].selected * n
         hd = sets[k].hd + sets[k].selected * n

@@ -99,7 +99,7 @@ cdef inline int post_init(Post* s, spec, int n_inputs, int n_sets, const Apm* a,
     if not post:
         return 0
     s.opt.kind = OPT_QDH if s.mode & PM_QDH else OPT_SGD
-    s.opt.decay, s.opt.eps, s.opt.init = spec.decay, spec.eps, 0
+    s.opt.decay, s.opt.eps, s.opt.init, s.opt.quiet = spec.decay, spec.eps, 0, 0.0
     rows = post_rows(s.mode)
     s.y = <double*>calloc(s.n, sizeof(double))
     if s.y == NULL or mixer_init(&s.m, rows, s.n, &s.opt) < 0 or \

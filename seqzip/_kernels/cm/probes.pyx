@@ -83,7 +83,7 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
     if w.shape[0] != n or hd.shape[0] != n or hc.shape[0] != n or n < 1:
         raise ValueError("w, hd, hc and x must have one length")
     o.kind = OPTIMIZERS[optimizer]
-    o.decay, o.eps, o.b1t, o.b2t = decay, eps, b1t, b2t
+    o.decay, o.eps, o.b1t, o.b2t, o.quiet = decay, eps, b1t, b2t, 0.0
     m.n_sets, m.n, m.w, m.hd, m.hc = 1, n, &w[0], &hd[0], &hc[0]
     mixer_predict(&m, 0, &x[0])
     dot, p = m.dot, m.p
@@ -94,10 +94,11 @@ def py_mixer_step(double[::1] w, double[::1] hd, double[::1] hc, double[::1] x, 
 def py_mixer_sets_step(double[:, :, ::1] w, double[:, :, ::1] hd, double[:, :, ::1] hc,
                        int[::1] rows, double[::1] x, int bit, str optimizer="qdh",
                        double rate=0.5, double decay=0.999, double eps=10.0, double b1t=0.9,
-                       double b2t=0.999, int skip=-1):
+                       double b2t=0.999, int skip=-1, double mix_skip=0.0):
     """``py_mixer_step`` of several sets at once, as the kernel runs them (``mixer_predict_sets``,
     ``mixer_train_sets``): set k's weights are w[k] (rows, inputs), its row rows[k]; set
-    ``skip`` predicts but is not trained (the gated set's place).  Returns (dots, ps)."""
+    ``skip`` predicts but is not trained (the gated set's place); a QDH set whose error is
+    below ``mix_skip`` learns its curvature only.  Returns (dots, ps)."""
     cdef Mixer sets[MIX_MAX_SETS]
     cdef Optimiser o
     cdef int k, m = w.shape[0], n = x.shape[0]
@@ -112,7 +113,7 @@ def py_mixer_sets_step(double[:, :, ::1] w, double[:, :, ::1] hd, double[:, :, :
         sets[k].n_sets, sets[k].n = w.shape[1], n
         sets[k].w, sets[k].hd, sets[k].hc = &w[k, 0, 0], &hd[k, 0, 0], &hc[k, 0, 0]
     o.kind = OPTIMIZERS[optimizer]
-    o.decay, o.eps, o.b1t, o.b2t = decay, eps, b1t, b2t
+    o.decay, o.eps, o.b1t, o.b2t, o.quiet = decay, eps, b1t, b2t, mix_skip * mix_skip
     mixer_predict_sets(sets, &rows[0], m, &x[0])
     out = [sets[k].dot for k in range(m)], [sets[k].p for k in range(m)]
     mixer_train_sets(sets, m, skip, &x[0], rate, bit, &o)
