@@ -324,6 +324,9 @@ GOLDEN_STREAMS_VARIANTS = {
     ("cm", 135): (68, "8e9e8c92768ad2826d8c8eb13c3346f1802bfebe4e2bf82dc755f8b9498db190"),
     # ... and level 8's: level 6's binary variant with that network
     ("cm", 119): (68, "bc64df01044fd9725bc2f0afe09fbcbfbfee58d57ddec28baa77a180bab4adbf"),
+    # round seventeen (format 12): level 6's binary and x86 variants with quiet steps (mix_skip)
+    ("cm", 44): (68, "79d3b6338d4bcc51f57d9e49463e3d087c76256cf6d8e25b08a9200208e1bd0b"),
+    ("cm", 45): (72, "576e45d76326504f39cba7ac16142cb183148399827d0b41feeedd89fdc2ba8d"),
 }
 
 
@@ -470,8 +473,8 @@ PRESETS_SHA256_LATER = {
                "7b95b6ad0a3f3da82823a4ed4578d384a1b76892be1b27aaf38a19b6f4fb5bd6",
            (119,):  # level 8's binary variant
                "6e2ea45ff64620216c4937fdd0ae307746b2b7a76ab7c6a829a4c11c506efab5",
-           (42, 43):  # level 6 with mix_skip and its folded twin
-               "4a2525077640e9b6475e366ce987813c78c82c3f775e00ef571113bdb46cf3bf"},
+           (42, 43, 44, 45):  # level 6 with mix_skip, its folded twin, binary and x86 variants
+               "15e74eee378543e5c608c58e60a77529850e3b5a2e3fa90c1718bc63947ab32e"},
 }
 FIRST_FAMILIES = ("cm", "ctw", "glnn", "lstm", "mlstm", "mrnn", "order2")
 

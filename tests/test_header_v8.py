@@ -353,7 +353,7 @@ def _bad_headers():
          "canonical"),
         ("version 8, preset 151 (none)", forge(0x10, b"\x01\x97" + top), "config"),
         ("preset 46 spelled in version 8", forge(0x10, b"\x01\x2e" + top), "canonical"),
-        ("version 12, preset 45 (none)", forge(15 | 0x10, top, 12), "config"),
+        ("version 22, preset 120 (none)", forge(15 | 0x10, top, 22), "config"),
     ]
 
 

@@ -41,7 +41,7 @@ GOLDEN_LEAN_CM1 = (
 # (checked, test_container pins 68-76 bytes)
 GOLDEN_LEAN_CM = {
     1: (59, "1848f49989f96779251c57837b87b53eaa161474fbe61e56ae0a60deb17433db"),
-    6: (57, "4f756833f50b1445c400905d8e3ec52c3de69e4fd257157cf0c4fe58512dbcb9"),
+    6: (58, "605aff7723710cc424fbe4a93d083ccdd44d1973df3ccfb60ff86159a542a98d"),  # 44 (round 17)
     9: (57, "fbde2b624f04bdff42ffcf9587d5578a9c0adc2a7f58782bf2c308c7b52a7bc3"),  # 135 (round 16)
 }
 

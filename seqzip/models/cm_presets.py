@@ -430,11 +430,16 @@ DATA_VARIANTS[148] = dict(DATA_VARIANTS[148], binary=119)
 # weight sets take their weight step only on bits they missed by 0.005 or more, learning the
 # others' curvature alone (``mix_skip``; its folded twin 43).  Log-loss of 11 texts +0.003% in
 # all; alice29.txt 35.0 -> 36.9 KB/s of CPU compressing, 36.8 -> 38.5 decompressing
-# (benchmarks/cm_cpu.py, medians of five).  Binary data takes 133's variants.
+# (benchmarks/cm_cpu.py, medians of five).  The same for its binary and x86 variants (ids 44
+# and 45, band 2's last: 138 and 131 with mix_skip 0.005; log-loss of 200 KB of kennedy.xls
+# 2,918.6 -> 2,918.4 bytes, sum 7,458.2 -> 7,456.5, two x86-64 objects -11.5 and +0.3 bytes,
+# about 10-20% less CPU on the spreadsheet); its other variants are 133's.
 PRESETS[42] = dict(PRESETS[133], mix_skip=0.005)
 FOLDED_IDS[42] = 43
-_add_variants({43: (42, dict(PRESETS[42], fold_case=1))})
-DATA_VARIANTS[42] = DATA_VARIANTS[133]
+_add_variants({43: (42, dict(PRESETS[42], fold_case=1)),
+               44: (42, dict(PRESETS[138], mix_skip=0.005)),
+               45: (42, dict(PRESETS[131], mix_skip=0.005))})
+DATA_VARIANTS[42] = dict(DATA_VARIANTS[133], binary=44, x86=45)
 CMConfig.FOLDED_IDS = FOLDED_IDS
 CMConfig.DATA_VARIANTS = DATA_VARIANTS
 # CMConfig.PRESET_IDS: a level -> its preset's id today
