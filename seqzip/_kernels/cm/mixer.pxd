@@ -253,7 +253,8 @@ cdef inline void mixer_curvature(Mixer* m, const double* x, const Optimiser* o) 
     """A QDH set's quiet step (``Optimiser.quiet``): the selected row's running curvature
     learns this bit as ``qdh_step`` would, its weights stay.  The steps skipped are the ones
     with the divisions; the curvature is what the skipped bits still teach (skipping it too
-    measured +0.085% on 200 KB of XML at 0.003, this +0.02% less)."""
+    cost 200 KB of XML +0.085% at level 6 with a threshold of 0.003; learning it, the XML
+    codes 0.024% smaller than with every step at 0.005)."""
     cdef int i, n = m.n
     cdef double var = m.p * (1.0 - m.p), decay = o.decay
     cdef double* hd = m.hd + m.selected * n
