@@ -33,17 +33,16 @@ def _path(name: str) -> str:
 
 def loss(job: tuple[int, str, str]) -> tuple[float, float]:
     """(bytes of log-loss, CPU seconds) of ``path`` under preset ``preset_id`` with the
-    overrides ``overrides`` (JSON)."""
-    from seqzip import _core
+    overrides ``overrides`` (JSON): ``seqzip.coder.log_loss_bits`` over the byte values."""
+    from seqzip.coder import log_loss_bits
     from seqzip.models.cm import CMConfig, CMModel
     preset_id, overrides, path = job
     data = open(path, "rb").read()
     config = CMConfig(**dict(CMConfig.PRESETS[preset_id], **json.loads(overrides)))
     model = CMModel(config, alphabet=bytes(range(256)), seed=0, size_hint=len(data))
-    scores = np.zeros(len(data))
     start = time.process_time()
-    _core.run(model.kernel, _core.SCORE, np.frombuffer(data, np.uint8).copy(), scores=scores)
-    return float(-np.log2(scores).sum() / 8), time.process_time() - start
+    bits = log_loss_bits(model, np.frombuffer(bytearray(data), np.uint8)).sum()
+    return float(bits / 8), time.process_time() - start
 
 
 def main() -> None:

@@ -433,7 +433,7 @@ DATA_VARIANTS[148] = dict(DATA_VARIANTS[148], binary=119)
 # (benchmarks/cm_cpu.py, medians of five).  The same for its binary and x86 variants (ids 44
 # and 45, band 2's last: 138 and 131 with mix_skip 0.005; log-loss of 200 KB of kennedy.xls
 # 2,918.6 -> 2,918.4 bytes, sum 7,458.2 -> 7,456.5, two x86-64 objects -11.5 and +0.3 bytes,
-# about 10-20% less CPU on the spreadsheet); its other variants are 133's.
+# 10-25% less CPU on the spreadsheet, two runs each); its other variants are 133's.
 PRESETS[42] = dict(PRESETS[133], mix_skip=0.005)
 FOLDED_IDS[42] = 43
 _add_variants({43: (42, dict(PRESETS[42], fold_case=1)),
