@@ -9,7 +9,7 @@ run by ``kernel.CMKernel``.  ``checks``: the one set of bounds and the checks of
 ``names``: the state's named scalars; ``probes``: the components on their own, for the
 tests."""
 from .checks import CONFIG_BOUNDS, MIN_MATCH, post_bytes, sse_stages
-from .kernel import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel
+from .kernel import KINDS, LIMITS, OPTIMIZERS, SELECTORS, CMKernel, simd_path
 from .probes import (bit_history_states, py_context_hashes, py_float_codec, py_m68k_states,
                      py_mixer_sets_step, py_mixer_step, py_net_context, py_row_length,
                      py_run_nogil, py_selector_row, py_squash, py_state_map, py_stretch, py_x86_states)
@@ -18,4 +18,4 @@ __all__ = ["CONFIG_BOUNDS", "KINDS", "LIMITS", "MIN_MATCH", "OPTIMIZERS", "SELEC
            "CMKernel", "bit_history_states", "post_bytes", "py_context_hashes", "py_float_codec",
            "py_m68k_states",
            "py_mixer_sets_step", "py_mixer_step", "py_net_context", "py_run_nogil", "py_row_length", "py_selector_row", "py_squash",
-           "py_state_map", "py_stretch", "py_x86_states", "sse_stages"]
+           "py_state_map", "py_stretch", "py_x86_states", "simd_path", "sse_stages"]

@@ -78,8 +78,8 @@ from seqzip._kernels.cm.match cimport MATCH_BUCKETS, MATCH_MAX, MatchModel, mm_b
 from seqzip._kernels.cm.runs cimport runs_build, runs_layout
 from seqzip._kernels.cm.mixer cimport (OPT_ADAM, OPT_QDH, OPT_SGD, Mixer, Optimiser, mixer_fields,
                                        mixer_fetch, mixer_free, mixer_init, mixer_memory,
-                                       mixer_predict, mixer_predict_sets, mixer_train,
-                                       mixer_train_sets, optimiser_tick)
+                                       mixer_predict, mixer_predict_sets, mixer_simd,
+                                       mixer_train, mixer_train_sets, optimiser_tick)
 from seqzip._kernels.cm.selectors cimport (NET_PATTERNS, N_SELECTORS, SEL_GATE, SEL_NET,
                                            SEL_WORDS2, SEL_NETP, SEL_NETTOP, selector_ids,
                                            selector_rows, selector_rows_of)
@@ -99,6 +99,12 @@ KINDS = {"order": K_ORDER, "word": K_WORD, "sparse": K_SPARSE, "record": K_RECOR
          "words2": K_WORDS2}
 SELECTORS = selector_ids()  # name -> id
 OPTIMIZERS = {"qdh": OPT_QDH, "sgd": OPT_SGD, "adam": OPT_ADAM}
+
+
+def simd_path():
+    """Which copy of the mixer's QDH loops this module runs: ``"avx2"`` on a CPU with AVX2,
+    else (or with SEQZIP_SIMD=0 in the environment) ``"generic"``.  Both give the same bits."""
+    return "avx2" if mixer_simd() else "generic"
 # symbols up to which a kernel built for them takes plain pages (``size_hint``).  Measured at
 # level 6 (session 12): a fresh process, whose first huge pages may need memory compacted, spent
 # 0.31-1.39 s of CPU on 100-1,000 bytes with huge pages, 0.32-0.66 s with plain ones; after huge
