@@ -11,6 +11,7 @@ benchmarks/model_fuzz.py for running Python with libasan preloaded).
 """
 import glob
 import os
+import platform
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -45,11 +46,17 @@ DIRECTIVES = {
 # (the context mixer's in its subpackage seqzip/_kernels/cm/).
 SOURCES = ["seqzip/_core.pyx"] + sorted(glob.glob("seqzip/_kernels/**/*.pyx", recursive=True))
 
+# A module named *_avx2.pyx is another build of its namesake for CPUs with AVX2 (its loops four
+# doubles at a time, the same bits: the package imports it only where the CPU has AVX2); it is
+# built for x86-64 only.
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+SOURCES = [path for path in SOURCES if X86_64 or not path.endswith("_avx2.pyx")]
+
 extensions = [
     Extension(
         path[:-len(".pyx")].replace("/", "."),
         [path],
-        extra_compile_args=COMPILE_ARGS,
+        extra_compile_args=COMPILE_ARGS + (["-mavx2"] if path.endswith("_avx2.pyx") else []),
         extra_link_args=LINK_ARGS,
     )
     for path in SOURCES

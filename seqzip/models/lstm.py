@@ -28,6 +28,24 @@ from .experts import experts_memory, make_experts, parse_experts
 from .relu_rnn import oinit_steps
 
 CELLS = ("lstm", "mlstm", "mrnn")
+
+
+def kernel_module():
+    """The build of the network kernels this CPU runs: ``lstm_avx2`` (lstm.pyx compiled for
+    AVX2) where the CPU has AVX2, as the cm kernel finds (``seqzip._kernels.cm.simd_path()``;
+    SEQZIP_SIMD=0 says no), else ``lstm``.  Both compute the same bits.
+
+        >>> kernel_module().__name__ in ("seqzip._kernels.lstm", "seqzip._kernels.lstm_avx2")
+        True
+    """
+    from .._kernels.cm import simd_path
+    if simd_path() == "avx2":
+        try:
+            from .._kernels import lstm_avx2
+        except ImportError:  # built without it (not x86-64)
+            return kernels
+        return lstm_avx2
+    return kernels
 OPTIMIZERS = ("adam", "riemannian")
 INITS = ("normal", "orthogonal")
 
@@ -184,8 +202,8 @@ class RNNModel(Model):
     def make_kernel(self) -> kernels.OnlineRNN:
         c = self.config
         theta = initial_theta(self.cell, c, self.alphabet_size, self.seed)
-        kernel = kernels.OnlineRNN(c, self.cell, theta, self.alphabet_size,
-                                   make_experts(c.experts, self.alphabet, self.seed))
+        kernel = kernel_module().OnlineRNN(c, self.cell, theta, self.alphabet_size,
+                                           make_experts(c.experts, self.alphabet, self.seed))
         self.initial_recurrent = recurrent_blocks(self.cell, kernel.parameters())
         return kernel
 

@@ -1,7 +1,9 @@
-"""The mixer's QDH loops have two compiled copies (mixer.pxd: generic x86-64 and AVX2, chosen by
-the CPU; SEQZIP_SIMD=0 forces the generic one).  They must give the same bits: a stream made on
-a CPU with AVX2 decodes on one without.  Each test runs the generic copy in a child process and
-compares it with this process's copy (the AVX2 one where the CPU has it)."""
+"""Two parts have two compiled copies, generic x86-64 and AVX2, chosen by the CPU (SEQZIP_SIMD=0
+forces the generic ones): the mixer's QDH loops (mixer.pxd) and the recurrent networks
+(lstm_avx2.pyx, lstm.pyx built for AVX2; models/lstm.py picks it).  They must give the same
+bits: a stream made on a CPU with AVX2 decodes on one without.  Each test runs the generic
+copies in a child process and compares them with this process's (the AVX2 ones where the CPU
+has AVX2)."""
 import hashlib
 import json
 import os
@@ -22,13 +24,16 @@ import hashlib, json, sys
 import seqzip
 from seqzip import corpora
 from seqzip._kernels import cm
+from seqzip.models import lstm
 from seqzip.models.cm import CMConfig
-out = {"path": cm.simd_path()}
+out = {"path": cm.simd_path(), "networks": lstm.kernel_module().__name__}
 text = corpora.generate("english", 12000, seed=5).data
 binary = corpora.generate("binary", 9000, seed=6).data
 for name, data, level in (("text1", text, 1), ("text6", text, 6), ("bin6", binary, 6),
                           ("text9", text[:2500], 9)):
     out[name] = hashlib.sha256(seqzip.compress(data, level=level)).hexdigest()
+for cell in ("lstm", "mlstm"):  # the networks alone (symbol mode)
+    out[cell] = hashlib.sha256(seqzip.compress(text[:4000], model=cell, level=1)).hexdigest()
 out["mixed"] = hashlib.sha256(seqzip.decompress(bytes.fromhex(sys.argv[1]))).hexdigest()
 print(json.dumps(out))
 """
@@ -89,7 +94,8 @@ def test_both_copies_code_the_same_streams():
     generic = _run(_STREAMS, packed.hex(), simd="0")
     here = _run(_STREAMS, packed.hex())
     assert generic["path"] == "generic" and here["path"] == cm.simd_path()
-    assert generic == dict(here, path="generic")
+    assert generic["networks"] == "seqzip._kernels.lstm"
+    assert generic == dict(here, path="generic", networks="seqzip._kernels.lstm")
     assert generic["mixed"] == hashlib.sha256(data).hexdigest()
 
 
@@ -109,3 +115,5 @@ def test_this_process_runs_the_avx2_copy():
     if "SEQZIP_SIMD" in os.environ:
         pytest.skip("SEQZIP_SIMD is set")
     assert cm.simd_path() == "avx2"
+    from seqzip.models import lstm
+    assert lstm.kernel_module().__name__ == "seqzip._kernels.lstm_avx2"
