@@ -44,18 +44,21 @@ def versions() -> dict[str, str | None]:
 
 
 def machine() -> dict:
-    """What the figures were measured on: the platform, the interpreter, the libraries, and
-    pyperf's record of the CPU and its load.
+    """What the figures were measured on: the platform, the interpreter, the libraries,
+    pyperf's record of the CPU and its load, and which compiled copy of the vector loops ran
+    (``simd``: "avx2" or "generic"; the same bits either way, not the same speed).
 
-        >>> {"python", "numpy", "cpu_count", "constriction"} <= set(machine())
+        >>> {"python", "numpy", "cpu_count", "constriction", "simd"} <= set(machine())
         True
     """
+    from .._kernels.cm import simd_path
+
     lib = versions()
     return {"platform": platform.platform(), "machine": platform.machine(),
             "processor": platform.processor() or None, "cpu_count": os.cpu_count(),
             "python": platform.python_version(), "numpy": lib["numpy"],
             "constriction": lib["constriction"], "libraries": lib,
-            "pyperf": machine_metadata()}
+            "pyperf": machine_metadata(), "simd": simd_path()}
 
 
 def schema() -> dict:
@@ -217,7 +220,7 @@ def format_markdown(rows: list[dict], runs: int = 1, inputs: list[dict] | None =
     lines += [f"- {line}" for line in describe_inputs(inputs or [])]
     lines += ["", f"seqzip {__version__}, Python {m['python']}, numpy {m['numpy']}, "
               f"constriction {m['constriction']}, {m['platform']}, {cpu}, "
-              f"{m['cpu_count']} CPUs."]
+              f"{m['cpu_count']} CPUs, {m['simd']} loops."]
     truths = sorted({(r["file"], r["true_bits_per_character"]) for r in rows
                      if r["true_bits_per_character"] is not None})
     lines += [f"True model of {name}: {bpc:.3f} bits per character." for name, bpc in truths]
