@@ -5,7 +5,13 @@ measures wall time).  Issue 19 (the cm bank) ran:
     python3 benchmarks/cm_cpu.py /work/main,. 5 1:1000000000
     python3 benchmarks/cm_cpu.py /work/main,. 3 6:1000000000,9:60000
 
-Arguments: comma-separated checkouts (the first is the base), rounds, level:prefix_bytes pairs.
+Arguments: comma-separated checkouts (the first is the base), rounds, level:prefix_bytes pairs,
+and optionally the file (alice29.txt by default).  A checkout written ``path@0`` runs with
+SEQZIP_SIMD=0 (the generic copies of the vector loops), ``path@1`` with the CPU's choice; the
+same checkout twice compares them (session 23:
+
+    python3 benchmarks/cm_cpu.py /work/main@0,/work/main@1 6 6:1000000000
+    python3 benchmarks/cm_cpu.py /work/main@0,/work/main@1 3 9:60000
 """
 import json, os, subprocess, sys
 CHILD = r"""
@@ -20,16 +26,28 @@ t = time.process_time(); back = seqzip.decompress(packed); td = time.process_tim
 assert back == data
 print(json.dumps([len(data), len(packed), tc, td]))
 """
-repos = [os.path.abspath(r) for r in sys.argv[1].split(",")]
-f = "/work/shared/corpora/canterbury/alice29.txt"
+repos = sys.argv[1].split(",")
+f = sys.argv[4] if len(sys.argv) > 4 else "/work/shared/corpora/canterbury/alice29.txt"
+
+
+def _env(repo):
+    env = dict(os.environ)
+    env.pop("SEQZIP_SIMD", None)
+    if "@" in repo:
+        env["SEQZIP_SIMD"] = repo.rsplit("@", 1)[1]
+    return env
+
+
 cases = [tuple(map(int, c.split(":"))) for c in sys.argv[3].split(",")]
 rounds = int(sys.argv[2])
 best = {}
 for r in range(rounds):
     for level, size in cases:
         for repo in repos:
-            out = json.loads(subprocess.run([sys.executable, "-c", CHILD, repo, f, str(level), str(size)],
-                             capture_output=True, text=True, check=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout)
+            path = os.path.abspath(repo.rsplit("@", 1)[0])
+            out = json.loads(subprocess.run([sys.executable, "-c", CHILD, path, f, str(level), str(size)],
+                             capture_output=True, text=True, check=True, env=_env(repo),
+                             cwd=os.path.dirname(os.path.abspath(__file__))).stdout)
             key = (level, repo)
             best.setdefault(key, []).append(out)
             print(r, level, repo, out, flush=True)
