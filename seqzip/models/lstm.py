@@ -28,6 +28,8 @@ from .experts import experts_memory, make_experts, parse_experts
 from .relu_rnn import oinit_steps
 
 CELLS = ("lstm", "mlstm", "mrnn")
+OPTIMIZERS = ("adam", "riemannian")
+INITS = ("normal", "orthogonal")
 
 
 def kernel_module():
@@ -46,8 +48,7 @@ def kernel_module():
             return kernels
         return lstm_avx2
     return kernels
-OPTIMIZERS = ("adam", "riemannian")
-INITS = ("normal", "orthogonal")
+
 
 # Hidden sizes by level, chosen per cell so that the three have about the same number of
 # parameters at each level (within 2% for an alphabet of 90 symbols, as English text).

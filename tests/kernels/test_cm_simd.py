@@ -17,15 +17,14 @@ import seqzip
 from seqzip import corpora
 from seqzip._kernels import cm
 
-# the streams: levels 1, 6 (text and its binary variant's data) and 9 (its network too), and a
-# config of wide rows (more than 256 inputs: the one-set-at-a-time path)
+# the streams: levels 1, 6 (text and its binary variant's data) and 9 (its network too), the
+# networks alone, and a level-6 stream made by the other process decoded
 _STREAMS = r"""
 import hashlib, json, sys
 import seqzip
 from seqzip import corpora
 from seqzip._kernels import cm
 from seqzip.models import lstm
-from seqzip.models.cm import CMConfig
 out = {"path": cm.simd_path(), "networks": lstm.kernel_module().__name__}
 text = corpora.generate("english", 12000, seed=5).data
 binary = corpora.generate("binary", 9000, seed=6).data
